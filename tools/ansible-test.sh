@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs ansible-test against a copy of the checkout laid out as
+# ansible_collections/inferops/node (ansible-test needs that path shape).
+# Usage: tools/ansible-test.sh sanity|units [extra ansible-test args]
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+tree="$root/.cache/ansible-test/ansible_collections/inferops/node"
+rm -rf "$tree"
+mkdir -p "$tree"
+# Exactly the files git would ship: tracked plus untracked-but-not-ignored.
+(cd "$root" && git ls-files -co --exclude-standard -z) |
+  rsync -a --from0 --files-from=- "$root/" "$tree/"
+cd "$tree"
+export PATH="$root/.venv/bin:$PATH"
+# Dependency collections come from the ansible bundle inside the venv.
+site=$("$root/.venv/bin/python" -c 'import ansible_collections, os; print(os.path.dirname(os.path.dirname(ansible_collections.__path__[0])))')
+export ANSIBLE_COLLECTIONS_PATH="$root/.cache/ansible-test:$site"
+exec ansible-test "$@" --venv --python 3.11 --color no

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian 12 / Ubuntu 22.04+
+# machine: Debian packages, the pinned Python venv, and the collection links.
+# Re-running it is quick and changes nothing when all is in place.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+
+apt_packages=(
+  qemu-system-x86 qemu-utils mmdebstrap fdisk grub-pc-bin e2fsprogs
+  openssh-client python3-venv python3-dev gcc git rsync
+  podman runc fio vmtouch iproute2 procps
+)
+
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The venv is rebuilt only when the pinned requirements change.
+req_hash=$(cat "$root"/requirements/*.txt | sha256sum | cut -c1-16)
+if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.req-hash" 2>/dev/null)" != "$req_hash" ]]; then
+  echo "bootstrap: creating venv $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  for req in "$root"/requirements/*.txt; do
+    "$venv/bin/pip" install -q -r "$req"
+  done
+  echo "$req_hash" >"$venv/.req-hash"
+fi
+
+# The checkout is the collection: expose it as inferops.node.
+mkdir -p "$root/.cache/collections/ansible_collections/inferops"
+ln -sfn "$root" "$root/.cache/collections/ansible_collections/inferops/node"
+
+# ansible-test downloads get-pip from a host this network cannot reach;
+# this stand-in installs pip from the PyPI wheel instead.
+get_pip="$HOME/.ansible/test/cache/get_pip_24_2.py"
+if ! cmp -s "$root/tools/get_pip_standin.py" "$get_pip"; then
+  mkdir -p "$(dirname "$get_pip")"
+  cp "$root/tools/get_pip_standin.py" "$get_pip"
+fi
+echo "bootstrap: ready ($venv)"

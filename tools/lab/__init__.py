@@ -1,0 +1,1 @@
+"""inferops lab: disposable QEMU guests shaped like the serving nodes the collection targets."""
