@@ -24,3 +24,6 @@ chroot "$rootfs" systemctl enable systemd-networkd ssh inferops-lab-guest.servic
 chroot "$rootfs" systemctl mask systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer
 # Fresh host keys per image; guests are disposable.
 chroot "$rootfs" ssh-keygen -A
+# nvme-cli's postinst generated a host NQN/ID at build time; every guest
+# would share it. Real hosts get theirs from the nvmeof_initiator role.
+rm -f "$rootfs/etc/nvme/hostnqn" "$rootfs/etc/nvme/hostid"

@@ -1,0 +1,326 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A small KServe v2 (Triton) HTTP client and latency statistics, standard library only.
+
+Used by the ``triton_warmup`` module on the target: ``http.client`` with one persistent
+connection per endpoint, readiness gating that tolerates a server which is not
+listening yet (connection refused while models load), request inputs built from the
+model metadata and varied per request, and percentile / stability helpers.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import random
+import string
+import time
+from urllib.parse import quote, urlsplit
+
+__all__ = [
+    'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
+    'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
+]
+
+# Errors that mean "the server is not (yet) answering"; readiness gating retries them.
+# (connection refused/reset, timeouts and malformed or cut answers).
+TRANSIENT_ERRORS = (OSError, http.client.HTTPException)
+
+INT_RANGES = {
+    'INT8': (-128, 127), 'INT16': (-32768, 32767), 'INT32': (-2 ** 31, 2 ** 31 - 1),
+    'INT64': (-2 ** 63, 2 ** 63 - 1), 'UINT8': (0, 255), 'UINT16': (0, 65535),
+    'UINT32': (0, 2 ** 32 - 1), 'UINT64': (0, 2 ** 64 - 1),
+}
+FLOAT_TYPES = ('FP16', 'FP32', 'FP64', 'BF16')
+
+
+class TritonError(Exception):
+    """An HTTP exchange failed: transport error or a non-2xx status."""
+
+    def __init__(self, message, status=None, body=None):
+        super(TritonError, self).__init__(message)
+        self.status = status
+        self.body = body
+
+
+class NotReady(Exception):
+    """Readiness was not reached within the timeout."""
+
+    def __init__(self, message, details):
+        super(NotReady, self).__init__(message)
+        self.details = details
+
+
+class TritonHTTP(object):
+    """One persistent HTTP/1.1 connection to a Triton (KServe v2) endpoint."""
+
+    def __init__(self, url, timeout=30.0):
+        parts = urlsplit(url if '://' in url else 'http://' + url)
+        if parts.scheme not in ('http', 'https'):
+            raise ValueError('unsupported URL scheme %r in %r' % (parts.scheme, url))
+        if not parts.hostname:
+            raise ValueError('no host in URL %r' % url)
+        self.url = url
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        self.port = parts.port or (443 if parts.scheme == 'https' else 80)
+        self.prefix = parts.path.rstrip('/')
+        self.timeout = timeout
+        self._conn = None
+
+    def close(self):
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def _connection(self):
+        if self._conn is None:
+            cls = http.client.HTTPSConnection if self.scheme == 'https' else http.client.HTTPConnection
+            self._conn = cls(self.host, self.port, timeout=self.timeout)
+        return self._conn
+
+    def request(self, method, path, body=None):
+        """Send one request; return ``(status, body_bytes)``. Transport errors raise."""
+        headers = {'Accept': 'application/json'}
+        data = None
+        if body is not None:
+            data = json.dumps(body, separators=(',', ':')).encode('utf-8')
+            headers['Content-Type'] = 'application/json'
+        conn = self._connection()
+        try:
+            conn.request(method, self.prefix + path, body=data, headers=headers)
+            resp = conn.getresponse()
+            payload = resp.read()
+        except Exception:
+            self.close()
+            raise
+        if resp.getheader('Connection', '').lower() == 'close':
+            self.close()
+        return resp.status, payload
+
+    def get_json(self, method, path, body=None):
+        """Request and decode JSON; a non-2xx status raises ``TritonError`` with the server's error."""
+        try:
+            status, payload = self.request(method, path, body)
+        except TRANSIENT_ERRORS as exc:
+            raise TritonError('%s %s: %s' % (method, path, describe_exception(exc)))
+        text = payload.decode('utf-8', 'replace')
+        if status // 100 != 2:
+            message = text
+            try:
+                message = json.loads(text).get('error', text)
+            except (ValueError, AttributeError):
+                pass
+            raise TritonError('%s %s: HTTP %d: %s' % (method, path, status, message), status, text)
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise TritonError('%s %s: answer is not JSON: %r' % (method, path, text[:200]), status, text)
+
+    def is_ok(self, path):
+        """True when GET ``path`` answers 200; ``(False, reason)`` otherwise."""
+        try:
+            status, payload = self.request('GET', path)
+        except TRANSIENT_ERRORS as exc:
+            return False, describe_exception(exc)
+        if status == 200:
+            return True, None
+        return False, 'HTTP %d %s' % (status, payload.decode('utf-8', 'replace').strip()[:200])
+
+    def model_path(self, model, version=''):
+        path = '/v2/models/' + quote(model, safe='')
+        if version:
+            path += '/versions/' + quote(str(version), safe='')
+        return path
+
+    def repository_index(self):
+        return self.get_json('POST', '/v2/repository/index', {}) or []
+
+    def model_metadata(self, model, version=''):
+        return self.get_json('GET', self.model_path(model, version))
+
+
+def describe_exception(exc):
+    name = type(exc).__name__
+    text = str(exc)
+    return '%s: %s' % (name, text) if text else name
+
+
+def wait_ready(client, models, timeout, interval=1.0, clock=time.monotonic, sleep=time.sleep,
+               version=''):
+    """Wait until ``/v2/health/ready`` and each model's ready endpoint answer 200.
+
+    Connection errors and non-200 answers are retried until ``timeout`` seconds have
+    passed. ``models`` may be empty: then only the server's readiness is awaited.
+    Returns a dict ``{seconds, attempts, models}``; raises ``NotReady`` (with the last
+    reason for each pending check and the repository index, when it could be read).
+    """
+    start = clock()
+    attempts = 0
+    pending = ['server'] + list(models)
+    reasons = {}
+    while True:
+        attempts += 1
+        still = []
+        for item in pending:
+            path = '/v2/health/ready' if item == 'server' else client.model_path(item, version) + '/ready'
+            ok, reason = client.is_ok(path)
+            if not ok:
+                reasons[item] = reason
+                still.append(item)
+                if item == 'server':
+                    # Models cannot be ready before the server answers at all.
+                    still.extend(m for m in pending if m != 'server')
+                    break
+            else:
+                reasons.pop(item, None)
+        pending = still
+        elapsed = clock() - start
+        if not pending:
+            return {'seconds': round(elapsed, 3), 'attempts': attempts, 'models': list(models)}
+        if elapsed >= timeout:
+            details = {'pending': pending, 'reasons': reasons, 'seconds': round(elapsed, 3),
+                       'attempts': attempts, 'index': None}
+            try:
+                details['index'] = client.repository_index()
+            except TritonError:
+                pass
+            raise NotReady(_not_ready_message(client.url, timeout, details), details)
+        sleep(min(interval, max(0.0, timeout - elapsed)))
+
+
+def _not_ready_message(url, timeout, details):
+    parts = []
+    for item in details['pending']:
+        reason = details['reasons'].get(item)
+        label = 'server' if item == 'server' else 'model %s' % item
+        parts.append('%s: %s' % (label, reason or 'not ready'))
+    for entry in details.get('index') or []:
+        if entry.get('state') not in (None, 'READY') and entry.get('reason'):
+            parts.append('model %s %s: %s' % (entry.get('name'), entry.get('state'), entry.get('reason')))
+    return '%s not ready after %ss (%s)' % (url, timeout, '; '.join(parts))
+
+
+def element_count(shape):
+    count = 1
+    for dim in shape:
+        count *= dim
+    return count
+
+
+def _concrete_shape(shape, dynamic_dim):
+    return [dynamic_dim if int(dim) < 0 else int(dim) for dim in shape]
+
+
+def _values(rng, datatype, count):
+    if datatype == 'BOOL':
+        return [rng.random() < 0.5 for dummy in range(count)]
+    if datatype in INT_RANGES:
+        low, high = INT_RANGES[datatype]
+        # Small magnitudes: many models take indices or token ids.
+        return [rng.randint(max(low, 0), min(high, 1000)) for dummy in range(count)]
+    if datatype in FLOAT_TYPES:
+        return [round(rng.uniform(-1.0, 1.0), 6) for dummy in range(count)]
+    if datatype == 'BYTES':
+        alphabet = string.ascii_lowercase + string.digits
+        return [''.join(rng.choice(alphabet) for dummy in range(12)) for dummy2 in range(count)]
+    raise ValueError('unsupported datatype %s' % datatype)
+
+
+def build_inputs(metadata, seq, dynamic_dim=1, seed=0):
+    """KServe v2 JSON ``inputs`` for request number ``seq``, from the model metadata.
+
+    Variable dimensions (-1) become ``dynamic_dim``. Values are pseudo-random, derived
+    from ``seed`` and ``seq``: every request carries different data, so a response cache
+    cannot answer it, while a run stays reproducible.
+    """
+    rng = random.Random('%s/%s/%s' % (seed, metadata.get('name', ''), seq))
+    inputs = []
+    for spec in metadata.get('inputs') or []:
+        shape = _concrete_shape(spec.get('shape') or [], dynamic_dim)
+        datatype = spec.get('datatype')
+        inputs.append({
+            'name': spec['name'],
+            'shape': shape,
+            'datatype': datatype,
+            'data': _values(rng, datatype, element_count(shape)),
+        })
+    return inputs
+
+
+def infer_request(metadata, seq, dynamic_dim=1, seed=0):
+    return {'id': 'inferops-warmup-%d' % seq,
+            'inputs': build_inputs(metadata, seq, dynamic_dim, seed)}
+
+
+def percentile(samples, q):
+    """Percentile ``q`` (0-100) with linear interpolation between closest ranks."""
+    if not samples:
+        return None
+    data = sorted(samples)
+    if len(data) == 1:
+        return data[0]
+    pos = (len(data) - 1) * (q / 100.0)
+    low = int(math.floor(pos))
+    high = int(math.ceil(pos))
+    if low == high:
+        return data[low]
+    return data[low] + (data[high] - data[low]) * (pos - low)
+
+
+def summarize(latencies_ms):
+    """p50/p95/p99/min/max/mean in milliseconds (rounded to microseconds)."""
+    def r(value):
+        return None if value is None else round(value, 3)
+    return {
+        'p50_ms': r(percentile(latencies_ms, 50)),
+        'p95_ms': r(percentile(latencies_ms, 95)),
+        'p99_ms': r(percentile(latencies_ms, 99)),
+        'min_ms': r(min(latencies_ms)) if latencies_ms else None,
+        'max_ms': r(max(latencies_ms)) if latencies_ms else None,
+        'mean_ms': r(sum(latencies_ms) / len(latencies_ms)) if latencies_ms else None,
+    }
+
+
+class StabilityTracker(object):
+    """Decides when p99 latency has settled.
+
+    Latencies are cut into consecutive windows of ``window`` requests; p99 is taken over
+    each window. The run is settled when the p99 of the last window differs from the
+    previous window's by at most ``tolerance`` (relative) or ``tolerance_ms`` (absolute,
+    for sub-millisecond jitter), once at least ``min_requests`` requests were sent.
+    """
+
+    def __init__(self, window=20, tolerance=0.1, tolerance_ms=1.0, min_requests=0):
+        if window < 2:
+            raise ValueError('window must be at least 2')
+        self.window = window
+        self.tolerance = tolerance
+        self.tolerance_ms = tolerance_ms
+        self.min_requests = min_requests
+        self.count = 0
+        self._current = []
+        self.window_p99 = []
+
+    def add(self, latency_ms):
+        """Record one successful request; return True when settled."""
+        self.count += 1
+        self._current.append(latency_ms)
+        if len(self._current) >= self.window:
+            self.window_p99.append(percentile(self._current, 99))
+            self._current = []
+        return self.settled
+
+    @property
+    def settled(self):
+        if self.count < self.min_requests or len(self.window_p99) < 2:
+            return False
+        prev, last = self.window_p99[-2], self.window_p99[-1]
+        delta = abs(last - prev)
+        return delta <= self.tolerance_ms or delta <= self.tolerance * prev

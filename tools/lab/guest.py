@@ -1,0 +1,116 @@
+"""Boot, reach and stop QEMU/TCG guests.
+
+KVM on this kind of host cannot boot a stock kernel, so guests run under TCG.
+Each guest gets its own -uuid (so its NVMe host NQN is unique), its SSH port
+forwarded on 127.0.0.1 and its console captured to a log file.
+"""
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+
+USER_MAC = "52:54:00:00:00:01"
+LINK_PCI_ADDR = "0x10"  # the guest names this NIC enp0s16
+LINK_NETDEV = "enp0s16"
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def link_mac(index):
+    return "52:54:00:77:00:%02x" % (index + 1)
+
+
+def qemu_command(guest, index, rundir, image, link_ports):
+    """The full QEMU argument list for one guest."""
+    name = guest["name"]
+    overlay = os.path.join(rundir, "%s-root.qcow2" % name)
+    cmd = [
+        "qemu-system-x86_64", "-name", name, "-uuid", guest["uuid"],
+        "-machine", "q35", "-accel", "tcg,thread=multi", "-cpu", "max",
+        "-smp", str(guest["cpus"]), "-m", str(guest["memory"]),
+        "-display", "none", "-serial", "file:" + os.path.join(rundir, "%s-console.log" % name),
+        "-daemonize", "-pidfile", os.path.join(rundir, "%s.pid" % name),
+        "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe,discard=unmap" % overlay,
+        "-netdev", "user,id=user0,hostfwd=tcp:127.0.0.1:%d-:22" % guest["ssh_port"],
+        "-device", "virtio-net-pci,netdev=user0,mac=" + USER_MAC,
+        "-fw_cfg", "name=opt/inferops/hostname,string=" + name,
+    ]
+    for drive_index, drive in enumerate(guest["nvme"]):
+        path = os.path.join(rundir, "%s-nvme%d.qcow2" % (name, drive_index))
+        cmd += ["-drive", "file=%s,if=none,id=nvme%d,format=qcow2,cache=unsafe,discard=unmap" % (path, drive_index),
+                "-device", "nvme,serial=%s,drive=nvme%d" % (drive["serial"], drive_index)]
+    if guest["link_ip"]:
+        local, remote = link_ports
+        cmd += ["-netdev", "dgram,id=link0,local.type=inet,local.host=127.0.0.1,local.port=%d,"
+                "remote.type=inet,remote.host=127.0.0.1,remote.port=%d" % (local, remote),
+                "-device", "virtio-net-pci,netdev=link0,mac=%s,addr=%s" % (link_mac(index), LINK_PCI_ADDR),
+                "-fw_cfg", "name=opt/inferops/link_ip,string=" + guest["link_ip"],
+                "-fw_cfg", "name=opt/inferops/link_mac,string=" + link_mac(index)]
+    return cmd
+
+
+def create_disks(guest, rundir, image):
+    name = guest["name"]
+    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-F", "qcow2", "-b",
+                    os.path.join(image, "base.qcow2"), os.path.join(rundir, "%s-root.qcow2" % name)], check=True)
+    for drive_index, drive in enumerate(guest["nvme"]):
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2",
+                        os.path.join(rundir, "%s-nvme%d.qcow2" % (name, drive_index)), drive["size"]], check=True)
+
+
+def start(guest, index, rundir, image, link_ports):
+    guest.setdefault("uuid", str(uuid.uuid4()))
+    guest.setdefault("ssh_port", free_port())
+    create_disks(guest, rundir, image)
+    cmd = qemu_command(guest, index, rundir, image, link_ports)
+    with open(os.path.join(rundir, "%s-qemu.cmd" % guest["name"]), "w", encoding="utf-8") as handle:
+        handle.write(" ".join(cmd) + "\n")
+    subprocess.run(cmd, check=True)
+    with open(os.path.join(rundir, "%s.pid" % guest["name"]), encoding="utf-8") as handle:
+        guest["pid"] = int(handle.read().strip())
+
+
+def ssh_base(guest, key):
+    return ["ssh", "-q", "-i", key, "-p", str(guest["ssh_port"]),
+            "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+            "-o", "ConnectTimeout=5", "-o", "BatchMode=yes", "root@127.0.0.1"]
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True
+
+
+def wait_ssh(guest, key, timeout):
+    """Wait until the guest answers over SSH; False if it died or timed out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive(guest["pid"]):
+            return False
+        probe = subprocess.run(ssh_base(guest, key) + ["true"], check=False,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        if probe.returncode == 0:
+            return True
+        time.sleep(2)
+    return False
+
+
+def stop(guest, timeout=20):
+    pid = guest.get("pid")
+    if not pid or not alive(pid):
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if alive(pid):
+        os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The whole test suite: static checks, sanity, unit tests, the collection
+# build, and every molecule scenario on lab guests. Installs what it needs.
+# Usage: tools/test.sh [stage ...]   (default: all stages; see `stages` below)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+logs="$root/.cache/test-logs"
+mkdir -p "$logs"
+
+bash tools/bootstrap.sh || { echo "summary: 0 passed, 1 failed"; exit 1; }
+export PATH="$root/.venv/bin:$PATH"
+export ANSIBLE_CONFIG="$root/ansible.cfg"
+export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 NO_COLOR=1
+
+stage_yamllint() { yamllint -s .; }
+stage_ansible_lint() { ansible-lint --profile production --offline; }
+stage_sanity() { tools/ansible-test.sh sanity; }
+stage_units() { tools/ansible-test.sh units; }
+stage_build() { tools/check-build.sh; }
+stage_lab_image() { tools/inferops-lab image; }
+stage_molecule() { molecule test -s "$1"; }
+
+scenarios=()
+for file in molecule/*/molecule.yml; do
+  scenarios+=("$(basename "$(dirname "$file")")")
+done
+
+stages=(yamllint ansible_lint sanity units build lab_image)
+for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
+(($#)) && stages=("$@")
+
+passed=0 failed=0 failed_names=()
+for stage in "${stages[@]}"; do
+  log="$logs/${stage//:/-}.log"
+  start=$SECONDS
+  if [[ $stage == molecule:* ]]; then
+    stage_molecule "${stage#molecule:}" >"$log" 2>&1
+  else
+    "stage_$stage" >"$log" 2>&1
+  fi
+  rc=$?
+  took=$((SECONDS - start))
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+    printf '%-28s PASS  %4ds\n' "$stage" "$took"
+  else
+    failed=$((failed + 1))
+    failed_names+=("$stage")
+    printf '%-28s FAIL  %4ds  (log: %s)\n' "$stage" "$took" "$log"
+    tail -n 60 "$log" | sed 's/^/    | /'
+  fi
+done
+((failed)) && echo "failed stages: ${failed_names[*]}"
+echo "summary: $passed passed, $failed failed"
+((failed == 0))
