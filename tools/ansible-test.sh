@@ -4,8 +4,11 @@
 # Usage: tools/ansible-test.sh sanity|units [extra ansible-test args]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-tree="$root/.cache/ansible-test/ansible_collections/inferops/node"
-rm -rf "$tree"
+# Outside the checkout (git would hide an ignored copy from ansible-test), and
+# one per run so concurrent runs do not clobber each other.
+scratch=$(mktemp -d /tmp/inferops-ansible-test.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+tree="$scratch/ansible_collections/inferops/node"
 mkdir -p "$tree"
 # Exactly the files git would ship: tracked plus untracked-but-not-ignored.
 (cd "$root" && git ls-files -co --exclude-standard -z) |
@@ -14,5 +17,5 @@ cd "$tree"
 export PATH="$root/.venv/bin:$PATH"
 # Dependency collections come from the ansible bundle inside the venv.
 site=$("$root/.venv/bin/python" -c 'import ansible_collections, os; print(os.path.dirname(os.path.dirname(ansible_collections.__path__[0])))')
-export ANSIBLE_COLLECTIONS_PATH="$root/.cache/ansible-test:$site"
-exec ansible-test "$@" --venv --python 3.11 --color no
+export ANSIBLE_COLLECTIONS_PATH="$scratch:$site"
+ansible-test "$@" --venv --python 3.11 --color no

@@ -1,37 +1,36 @@
-"""Stand-in for get-pip.py used by ansible-test when its download host is unreachable.
+"""Stand-in for get-pip.py, which ansible-test downloads from a host this network cannot reach.
 
-It downloads the pip wheel from the package index and runs pip from inside
-that wheel to install itself, which is what get-pip.py does.
+Like get-pip.py, it runs a pip from inside a wheel to install the requested
+packages (ansible-test passes e.g. ``pip==24.2 --no-setuptools --no-wheel``).
+The bootstrapping wheel is the one ensurepip bundles with the interpreter, so
+nothing but the package index is needed.
 """
-import json
+import glob
 import os
 import runpy
 import sys
-import tempfile
-import urllib.request
 
-PIP_VERSION = os.environ.get("GET_PIP_VERSION", "24.2")
+GET_PIP_ONLY_OPTIONS = {"--no-setuptools", "--no-wheel", "--no-pip"}
 
 
-def wheel_url(version):
-    index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
-    if index.endswith("/simple"):
-        index = index[: -len("/simple")]
-    with urllib.request.urlopen("%s/pypi/pip/%s/json" % (index, version)) as resp:
-        release = json.load(resp)
-    for item in release["urls"]:
-        if item["packagetype"] == "bdist_wheel":
-            return item["url"]
-    raise SystemExit("no pip %s wheel found" % version)
+def bundled_pip_wheel():
+    import ensurepip  # pylint: disable=import-outside-toplevel
+
+    bundled = os.path.join(os.path.dirname(ensurepip.__file__), "_bundled")
+    wheels = sorted(glob.glob(os.path.join(bundled, "pip-*.whl")))
+    wheels += sorted(glob.glob("/usr/share/python-wheels/pip-*.whl"))
+    if not wheels:
+        raise SystemExit("get-pip stand-in: no bundled pip wheel found (install python3-venv)")
+    return wheels[0]
 
 
 def main():
-    target = tempfile.mkdtemp()
-    wheel = os.path.join(target, "pip-%s-py3-none-any.whl" % PIP_VERSION)
-    urllib.request.urlretrieve(wheel_url(PIP_VERSION), wheel)
-    sys.path.insert(0, wheel)
-    sys.argv = ["pip", "install", "--disable-pip-version-check", wheel] + sys.argv[1:]
-    runpy.run_module("pip", run_name="__main__")
+    args = [arg for arg in sys.argv[1:] if arg not in GET_PIP_ONLY_OPTIONS]
+    if not any(arg.split("==")[0] == "pip" for arg in args):
+        args.append("pip")
+    sys.path.insert(0, bundled_pip_wheel())
+    sys.argv = ["pip", "install", "--disable-pip-version-check"] + args
+    runpy.run_module("pip", run_name="__main__", alter_sys=True)
 
 
 if __name__ == "__main__":

@@ -124,24 +124,30 @@ def format_cpulist(cpus):
 def cpulist_to_mask(cpus, nr_cpus=None):
     """Render CPU numbers as a comma-grouped hex mask (``/proc/irq/N/smp_affinity`` style).
 
-    ``nr_cpus`` pads the mask to ``ceil(nr_cpus / 32)`` groups, as the kernel prints it for
-    ``nr_cpu_ids`` CPUs; without it the mask has as many groups as the highest CPU needs.
+    Without ``nr_cpus`` the mask has as many full 8-digit groups as the highest CPU needs (at least
+    one): ``00000000,00000f0f``. With ``nr_cpus`` (the kernel's ``nr_cpu_ids``) it is printed exactly as
+    the kernel's ``%*pb`` does for that many bits - ``ceil(nr_cpus / 32)`` groups, the most significant
+    one only as wide as its bits need (2 CPUs -> ``3``, 40 CPUs -> ``ff,ffffffff``).
     """
     ordered = sorted(set(cpus))
     highest = ordered[-1] if ordered else -1
-    groups = highest // 32 + 1 if highest >= 0 else 1
-    if nr_cpus is not None:
+    bits = 0
+    for cpu in ordered:
+        bits |= 1 << cpu
+    if nr_cpus is None:
+        groups = highest // 32 + 1 if highest >= 0 else 1
+        widths = [8] * groups
+    else:
         if isinstance(nr_cpus, bool) or not isinstance(nr_cpus, int) or nr_cpus < 1:
             raise CpuListError('nr_cpus must be a positive integer, got %r' % (nr_cpus,))
         if highest >= nr_cpus:
             raise CpuListError('CPU %d does not fit in a mask of nr_cpus=%d' % (highest, nr_cpus))
         groups = (nr_cpus + 31) // 32
-    bits = 0
-    for cpu in ordered:
-        bits |= 1 << cpu
+        top_bits = nr_cpus % 32 or 32
+        widths = [(top_bits + 3) // 4] + [8] * (groups - 1)
     words = []
-    for group in range(groups - 1, -1, -1):
-        words.append('%08x' % ((bits >> (32 * group)) & 0xffffffff))
+    for position, group in enumerate(range(groups - 1, -1, -1)):
+        words.append('%0*x' % (widths[position], (bits >> (32 * group)) & 0xffffffff))
     return ','.join(words)
 
 

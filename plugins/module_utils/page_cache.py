@@ -351,7 +351,7 @@ class Residency:
         finally:
             self._libc.munmap(addr, length)
 
-    def _cachestat(self, fd, offset, length):
+    def cachestat(self, fd, offset, length):
         """Resident pages in [offset, offset+length) via cachestat(2), or None if unsupported."""
         if self._libc is None or self._cachestat_ok is False:
             return None
@@ -382,7 +382,7 @@ class Residency:
             if pagemap is not None:
                 self.methods_used.add('mincore')
             else:
-                count = self._cachestat(fd, offset, length)
+                count = self.cachestat(fd, offset, length)
                 if count is not None:
                     self.methods_used.add('cachestat')
                     pagemap = count
@@ -475,8 +475,10 @@ def plan(files, chunk_size, residency=None):
                     for start in range(offset, offset + length, chunk_size):
                         clen = min(chunk_size, offset + length - start)
                         if isinstance(pagemap, int):
-                            full = (length + page - 1) // page
-                            needed = pagemap < full
+                            needed = pagemap < (length + page - 1) // page
+                            if needed and pagemap:  # partly cached: ask cachestat per chunk
+                                cached = residency.cachestat(fd, start, clen)
+                                needed = cached is None or cached < (clen + page - 1) // page
                         else:
                             first = (start - offset) // page
                             last = (start - offset + clen + page - 1) // page

@@ -23,9 +23,10 @@ description:
   - A larger existing value is never lowered unless O(allow_decrease=true); such devices are reported
     with RV(devices[].status=kept).
   - With O(persistent=present) a udev rule file re-applies the value on C(add|change) events, matching
-    the device by a stable property (md - C(ENV{MD_UUID}); NVMe - C(ENV{ID_WWN}), else C(ENV{ID_SERIAL})
-    plus the namespace id; dm - C(ENV{DM_UUID})) so the rule still matches when kernel names move
-    across reboots. The module does not reload udev; it returns RV(udev_reload_needed) for a handler.
+    the device by a stable property so the rule still matches when kernel names move across reboots -
+    md by the array UUID (C(ATTR{md/uuid}); C(ENV{MD_UUID}) is only set later, by
+    C(63-md-raid-arrays.rules)), NVMe by C(ENV{ID_WWN}), else C(ENV{ID_SERIAL}) plus the namespace id,
+    dm by C(ENV{DM_UUID}). The module does not reload udev; it returns RV(udev_reload_needed) for a handler.
   - Every value and device is validated before anything is changed.
 options:
   devices:
@@ -176,7 +177,7 @@ devices:
     rule_match:
       description: The udev match keys used for the persistent rule (null when not persistent).
       type: str
-      sample: KERNEL=="md*", ENV{MD_UUID}=="0f1e2d3c:4b5a6978:8796a5b4:c3d2e1f0"
+      sample: KERNEL=="md*", ATTR{md/uuid}=="ae809e5b-1362-128b-161f-63bf74fd1500"
     note:
       description: Explanation (md stripe computation, kept value), when there is one.
       type: str
@@ -268,9 +269,16 @@ def rule_match(module, entry):
     props = blockdev.udev_properties(module, entry['path'])
     kind = entry['kind']
     if kind == 'md':
+        # ENV{MD_UUID} is imported by 63-md-raid-arrays.rules, after a 61-* rule ran: match the
+        # kernel's md/uuid attribute instead (same UUID, kernel notation).
+        uuid = sysfs.read_attr('/sys/block/%s/md/uuid' % kname)
+        if udev_value_ok(uuid):
+            return 'KERNEL=="md*", ATTR{md/uuid}=="%s"' % uuid, None
         uuid = props.get('MD_UUID')
         if udev_value_ok(uuid):
-            return 'KERNEL=="md*", ENV{MD_UUID}=="%s"' % uuid, None
+            return 'KERNEL=="md*", ENV{MD_UUID}=="%s"' % uuid, (
+                '%s (%s): the kernel has no md/uuid attribute; the rule matches ENV{MD_UUID}, which udev sets in '
+                '63-md-raid-arrays.rules - rules_file must sort after it (e.g. 64-*.rules)' % (entry['device'], kname))
     elif kind in ('nvme', 'nvme-of'):
         wwn = props.get('ID_WWN') or sysfs.read_attr('/sys/block/%s/wwid' % kname)
         if udev_value_ok(wwn):

@@ -26,7 +26,7 @@ description:
   - Endpoints and models are handled in one call, one after the other.
 version_added: 0.1.0
 author:
-  - inferops.node maintainers
+  - inferops.node maintainers (@inferops)
 options:
   endpoints:
     description:
@@ -127,13 +127,16 @@ options:
     default: 0
 attributes:
   check_mode:
+    description:
+      - Each endpoint is probed once for readiness, without waiting and without sending
+        inference requests; nothing fails when it is not ready.
     support: full
-    details:
-      - In check mode each endpoint is probed once for readiness, without waiting and
-        without sending inference requests; nothing fails when it is not ready.
   diff_mode:
+    description: Nothing is written, so there is no diff.
     support: none
   platform:
+    description: Any POSIX target with Python; only the standard library is used.
+    support: full
     platforms: posix
 notes:
   - The module never reports a change; warm-up alters no configuration.
@@ -180,7 +183,7 @@ errors:
   type: int
   sample: 0
 error_rate:
-  description: O(errors) divided by O(requests) (0 when nothing was sent).
+  description: RV(errors) divided by RV(requests) (0 when nothing was sent).
   returned: always
   type: float
   sample: 0.0

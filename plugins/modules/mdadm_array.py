@@ -1,0 +1,856 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: mdadm_array
+short_description: Create, assemble and report Linux md RAID arrays, and record them in mdadm.conf
+version_added: 0.1.0
+author:
+  - inferops.node maintainers
+description:
+  - Ensures an md array named O(name) exists as C(/dev/md/<name>) on the member devices O(devices),
+    given by stable paths (C(/dev/disk/by-id/...)) that are resolved to kernel names and reported.
+  - A running array is verified against the request (level, members, chunk size); a mismatch fails with
+    both member lists and is never "fixed" by re-creating the array.
+  - A stopped array (members carry its superblock) is assembled; an inactive, partially assembled
+    array is stopped and assembled again from the requested members.
+  - An array is created only when every member is free - no filesystem, partition table or md
+    superblock (C(wipefs --no-act --json), C(blkid -p -o export), C(lsblk --json -O)), not mounted,
+    not held by another array or dm device. Otherwise the module fails naming each member and what was
+    found on it; O(force=true) wipes the signatures first, but a mounted or held member always fails.
+  - Reports the array state (clean, degraded, resyncing or recovering with progress, missing members)
+    from C(mdadm --detail --export), C(mdadm --detail), C(/proc/mdstat) and C(/sys/block/mdX/md/).
+  - Writes the array's C(ARRAY) line (by UUID, with name) into O(mdadm_conf) as a managed entry and
+    returns RV(initramfs_update_needed=true) when that file changed, for a handler to run
+    C(update-initramfs -u).
+  - Every option is validated before anything changes.
+options:
+  name:
+    description:
+      - Array name; the array device is C(/dev/md/<name>) and the name stored in the superblock is
+        C(<homehost>:<name>).
+      - Letters, digits, C(_), C(.) and C(-); at most 32 characters.
+    type: str
+    required: true
+  state:
+    description:
+      - V(present) - the array exists and runs; it is created if no member carries its superblock,
+        assembled if it is stopped.
+      - V(assembled) - like V(present), but never creates; fails when no member carries the array.
+      - V(absent) - stop the array, zero the md superblocks of its members and remove its C(ARRAY)
+        line. Destroys the array, so it requires O(force=true).
+    type: str
+    choices: [present, assembled, absent]
+    default: present
+  level:
+    description:
+      - RAID level. V(0), V(1), V(10), V(5) and V(6) (a V(raid) prefix is accepted).
+      - Required with O(state=present).
+    type: str
+  devices:
+    description:
+      - Member devices, preferably stable paths (C(/dev/disk/by-id/nvme-<model>_<serial>),
+        C(/dev/disk/by-id/nvme-eui.<wwn>)). Order gives the RAID slots at creation.
+      - Required with O(state=present) and O(state=assembled).
+      - Minimum counts - RAID0 2, RAID1 2, RAID5 3, RAID6 4. RAID10 needs a multiple of the layout's
+        copy count with at least that many members (default V(n2) - 2, 4, 6 ... members). md itself accepts
+        odd RAID10 counts, but then mirrored chunks straddle disks; this collection refuses them.
+    type: list
+    elements: str
+  chunk_kb:
+    description:
+      - Chunk size in KiB, a power of two of at least 4. mdadm's default (512) when omitted.
+      - Not used by RAID1 (an error when given).
+    type: int
+  layout:
+    description:
+      - RAID10 layout, V(n2) (near, default), V(f2) (far), V(o2) (offset); the digit is the number of
+        copies. For RAID5/6 an mdadm layout name such as V(left-symmetric).
+    type: str
+  metadata:
+    description:
+      - Superblock format, for example V(1.2) (mdadm's default), V(1.0), V(1.1) or V(0.90).
+    type: str
+  force:
+    description:
+      - Create the array even when members carry signatures (filesystem, partition table, an md
+        superblock of another array); they are wiped with C(wipefs --all) first.
+      - Required for O(state=absent).
+      - Never overrides a mounted member or one held by another device.
+    type: bool
+    default: false
+  update_conf:
+    description:
+      - Maintain the array's C(ARRAY) line in O(mdadm_conf).
+    type: bool
+    default: true
+  mdadm_conf:
+    description:
+      - mdadm configuration file holding the C(ARRAY) lines. The managed line is preceded by a
+        C(# inferops.node mdadm_array: <name>) comment; other C(ARRAY) lines for the same UUID or device
+        are replaced by it, everything else is kept.
+    type: path
+    default: /etc/mdadm/mdadm.conf
+attributes:
+  check_mode:
+    description: Nothing is run that changes state; the planned commands are returned in RV(commands).
+    support: full
+  diff_mode:
+    description: Shows the array (level, members, UUID) and O(mdadm_conf) before and after.
+    support: full
+  platform:
+    description: Linux with mdadm, wipefs, blkid and lsblk.
+    support: full
+    platforms: posix
+notes:
+  - Creating a RAID1/10/5/6 array starts a resync; the module returns at once with
+    RV(array.status=resyncing) and RV(array.sync_percent).
+  - A degraded array is reported (RV(array.missing_members)) but members are not re-added automatically.
+requirements:
+  - mdadm
+  - util-linux (wipefs, blkid, lsblk)
+'''
+
+EXAMPLES = r'''
+- name: RAID0 of four NVMe drives for the model store
+  inferops.node.mdadm_array:
+    name: model
+    level: 0
+    chunk_kb: 512
+    devices:
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL2
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL3
+  register: model_md
+  notify: Update initramfs
+
+- name: RAID10 (near-2) of two drives for the index
+  inferops.node.mdadm_array:
+    name: index
+    level: 10
+    devices:
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0
+      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1
+
+- name: Fail the play on a degraded array
+  ansible.builtin.assert:
+    that: model_md.array.status != 'degraded'
+    fail_msg: "md {{ model_md.array.device }} is degraded, missing {{ model_md.array.missing_members }}"
+
+- name: Tear down (lab only)
+  inferops.node.mdadm_array:
+    name: index
+    state: absent
+    force: true
+'''
+
+RETURN = r'''
+array:
+  description: The array after the call (in check mode, as planned; null for O(state=absent)).
+  returned: always
+  type: dict
+  contains:
+    name:
+      description: O(name).
+      type: str
+      sample: model
+    device:
+      description: C(/dev/md/<name>).
+      type: str
+      sample: /dev/md/model
+    kname:
+      description: Kernel name (null while not running).
+      type: str
+      sample: md127
+    uuid:
+      description: Array UUID in mdadm notation.
+      type: str
+      sample: ae809e5b:1362128b:161f63bf:74fd1500
+    md_name:
+      description: Name stored in the superblock (C(<homehost>:<name>)).
+      type: str
+      sample: node1:model
+    level:
+      description: Level as the kernel reports it.
+      type: str
+      sample: raid0
+    raid_disks:
+      description: Number of RAID slots.
+      type: int
+      sample: 4
+    chunk_kb:
+      description: Chunk size in KiB (null for RAID1).
+      type: int
+      sample: 512
+    metadata:
+      description: Superblock version.
+      type: str
+      sample: '1.2'
+    status:
+      description: >-
+        V(clean), V(degraded), V(resyncing), V(recovering), V(reshaping), V(checking), V(inactive);
+        V(absent) in check mode before creation.
+      type: str
+      sample: clean
+    state:
+      description: The C(State) words of C(mdadm --detail).
+      type: list
+      elements: str
+      sample: [clean, degraded]
+    array_state:
+      description: C(/sys/block/mdX/md/array_state).
+      type: str
+      sample: clean
+    degraded:
+      description: Number of missing devices (C(/sys/block/mdX/md/degraded)).
+      type: int
+      sample: 0
+    sync_action:
+      description: C(/sys/block/mdX/md/sync_action) (V(idle), V(resync), V(recover), ...).
+      type: str
+      sample: idle
+    sync_percent:
+      description: Progress of the running resync/recovery in percent, null when none runs.
+      type: float
+      sample: 12.6
+    sync_speed:
+      description: Speed from C(/proc/mdstat), for example V(312K/sec).
+      type: str
+    sync_finish:
+      description: Estimated time left from C(/proc/mdstat), for example V(55.2min).
+      type: str
+    members:
+      description: Member devices with their role (slot number, V(spare), V(faulty)).
+      type: list
+      elements: dict
+      sample: [{device: /dev/nvme0n1, kname: nvme0n1, role: '0', state: [active, sync]}]
+    missing_members:
+      description: Requested members that are not active in the array.
+      type: list
+      elements: str
+members:
+  description: The requested members as resolved.
+  returned: when O(devices) is given
+  type: list
+  elements: dict
+  sample: [{path: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0, device: /dev/nvme0n1, kname: nvme0n1}]
+actions:
+  description: What was done (or would be done in check mode) - V(created), V(assembled), V(stopped), V(wiped),
+    V(zeroed), V(conf_updated).
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: The commands run (or planned in check mode) that change state.
+  returned: always
+  type: list
+  elements: list
+conf_line:
+  description: The managed ARRAY line (null when O(update_conf=false) or O(state=absent)).
+  returned: always
+  type: str
+  sample: ARRAY /dev/md/model metadata=1.2 name=node1:model UUID=ae809e5b:1362128b:161f63bf:74fd1500
+conf_changed:
+  description: Whether O(mdadm_conf) was (or would be) changed.
+  returned: always
+  type: bool
+initramfs_update_needed:
+  description: True when O(mdadm_conf) changed; the initramfs copy of mdadm.conf must be refreshed.
+  returned: always
+  type: bool
+'''
+
+import os
+import re
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_native
+
+from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import sysfs
+
+LEVELS = ('0', '1', '10', '5', '6')
+MIN_MEMBERS = {'0': 2, '1': 2, '5': 3, '6': 4}
+SYNC_STATUS = {'resync': 'resyncing', 'recover': 'recovering', 'reshape': 'reshaping', 'check': 'checking',
+               'repair': 'checking', 'recovery': 'recovering'}
+MARKER = '# inferops.node mdadm_array: %s'
+_NAME_RE = re.compile(r'^[A-Za-z0-9_.-]{1,32}$')
+_METADATA_RE = re.compile(r'^(0\.90|1|1\.[012]|default|ddf|imsm)$')
+_RAID10_LAYOUT_RE = re.compile(r'^([nfo])([1-9])$')
+PLANNED_UUID = '<assigned at creation>'
+
+
+class MdError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- validation
+
+def validate(params):
+    """Check the request; return (level, copies). Raise MdError naming the option and value."""
+    name = params['name']
+    if not _NAME_RE.match(name or ''):
+        raise MdError('name=%r must be 1-32 letters, digits, "_", "." or "-"' % (name,))
+    state = params['state']
+    if state == 'absent':
+        if not params['force']:
+            raise MdError('state=absent destroys array %r (stop + zero superblocks); it requires force=true' % name)
+        return None, None
+    if not params['devices']:
+        raise MdError('devices is required with state=%s' % state)
+    level = None
+    if params['level'] is not None:
+        level = blockdev.md_level_number(params['level'])
+        if level not in LEVELS:
+            raise MdError('level=%r is not a supported RAID level (%s)' % (params['level'], ', '.join(LEVELS)))
+    elif state == 'present':
+        raise MdError('level is required with state=present')
+    chunk = params['chunk_kb']
+    if chunk is not None:
+        if chunk < 4 or chunk & (chunk - 1):
+            raise MdError('chunk_kb=%r is not a power of two of at least 4 (KiB)' % (chunk,))
+        if level == '1':
+            raise MdError('chunk_kb=%r: RAID1 has no chunk size' % (chunk,))
+    if params['metadata'] is not None and not _METADATA_RE.match(params['metadata']):
+        raise MdError('metadata=%r is not an md superblock format (1.2, 1.1, 1.0, 0.90)' % (params['metadata'],))
+    count = len(params['devices'])
+    copies = None
+    layout = params['layout']
+    if level == '10':
+        match = _RAID10_LAYOUT_RE.match(layout or 'n2')
+        if not match:
+            raise MdError('layout=%r is not a RAID10 layout (n2, f2, o2, n3 ...)' % (layout,))
+        copies = int(match.group(2))
+        if copies < 2:
+            raise MdError('layout=%r keeps a single copy; RAID10 needs at least 2' % (layout,))
+        if count < copies or count % copies:
+            raise MdError('level=10 with layout %s needs a multiple of %d members (at least %d); devices has %d: %s' % (
+                layout or 'n2', copies, copies, count, ', '.join(params['devices'])))
+    elif layout is not None and level in ('0', '1'):
+        raise MdError('layout=%r is only used with RAID10/5/6, not level=%s' % (layout, level))
+    if level in MIN_MEMBERS and count < MIN_MEMBERS[level]:
+        raise MdError('level=%s needs at least %d members; devices has %d: %s' % (
+            level, MIN_MEMBERS[level], count, ', '.join(params['devices'])))
+    return level, copies
+
+
+def resolve_members(paths):
+    """Resolve every member; fail on non-block devices and duplicates (also via different paths)."""
+    members = []
+    by_kname = {}
+    for index, path in enumerate(paths):
+        try:
+            resolved = blockdev.resolve_device(path)
+        except blockdev.BlockDevError as exc:
+            raise MdError('devices[%d]=%r: %s' % (index, path, exc))
+        if resolved['kname'] in by_kname:
+            raise MdError('devices[%d]=%r is %s, the same device as %r (duplicate member)' % (
+                index, path, resolved['device'], by_kname[resolved['kname']]))
+        by_kname[resolved['kname']] = path
+        members.append(resolved)
+    return members
+
+
+# ---------------------------------------------------------------- discovery
+
+def mdadm_bin(module):
+    return module.get_bin_path('mdadm', required=True)
+
+
+def run(module, args, ok=(0,)):
+    rc, out, err = module.run_command(args)
+    if rc not in ok:
+        raise MdError('%s failed (rc=%d): %s' % (' '.join(args), rc, (err or out).strip()))
+    return rc, out, err
+
+
+def detail_export(module, device):
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', '--export', device])
+    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
+
+
+def examine_export(module, device):
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--examine', '--export', device])
+    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
+
+
+def name_matches(md_name, name):
+    if not md_name:
+        return False
+    return md_name == name or md_name.split(':', 1)[-1] == name
+
+
+def running_arrays():
+    """Kernel names of md devices that exist (active or inactive)."""
+    result = []
+    for entry in sysfs.listdir('/sys/block'):
+        if entry.startswith('md') and sysfs.isdir('/sys/block/%s/md' % entry):
+            state = sysfs.read_attr('/sys/block/%s/md/array_state' % entry)
+            if state and state != 'clear':
+                result.append(entry)
+    return result
+
+
+def find_running(module, name, member_knames):
+    """The kname of the running (or inactive) array called ``name``, or one holding a requested member."""
+    link = '/dev/md/%s' % name
+    if sysfs.exists(link):
+        try:
+            return blockdev.resolve_device(link)['kname']
+        except blockdev.BlockDevError:
+            pass
+    for kname in running_arrays():
+        export = detail_export(module, '/dev/%s' % kname)
+        if name_matches(export.get('MD_NAME'), name) or export.get('MD_DEVNAME') == name:
+            return kname
+    # Inactive arrays have no name in --detail: match by a requested member inside.
+    for kname in running_arrays():
+        if sysfs.read_attr('/sys/block/%s/md/array_state' % kname) != 'inactive':
+            continue
+        inside = [m['kname'] for m in blockdev.md_sysfs_state(kname)['members']]
+        if set(inside) & set(member_knames):
+            return kname
+    return None
+
+
+def array_status(module, kname, name, members=None):
+    """Everything known about a running array."""
+    device = '/dev/%s' % kname
+    export = detail_export(module, device)
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', device])
+    detail = blockdev.parse_mdadm_detail(out) if rc == 0 else blockdev.parse_mdadm_detail('')
+    sysstate = blockdev.md_sysfs_state(kname)
+    mdstat = blockdev.parse_mdstat(sysfs.read_attr('/proc/mdstat', '') or '')['arrays'].get(kname) or {}
+
+    roles = {}
+    for row in detail['devices']:
+        if row['device']:
+            roles[os.path.basename(row['device'])] = row
+    member_list = []
+    seen = set()
+    for item in blockdev.md_members_from_export(export):
+        kn = os.path.basename(item['device'])
+        row = roles.get(kn)
+        role = item['role']
+        words = row['state'] if row else []
+        if 'faulty' in words:
+            role = 'faulty'
+        member_list.append({'device': item['device'], 'kname': kn, 'role': role, 'state': words})
+        seen.add(kn)
+    for member in sysstate['members']:
+        if member['kname'] in seen:
+            continue
+        words = (member['state'] or '').split(',')
+        role = member['slot'] if member['slot'] not in (None, 'none') else ('faulty' if 'faulty' in words else 'spare')
+        member_list.append({'device': '/dev/%s' % member['kname'], 'kname': member['kname'], 'role': role, 'state': words})
+
+    level = sysstate['level'] or export.get('MD_LEVEL') or detail['fields'].get('Raid Level')
+    sync = mdstat.get('sync') or {}
+    percent = sync.get('percent')
+    if percent is None:
+        percent = sysstate['sync_percent']
+    action = sysstate['sync_action']
+    if sysstate['array_state'] == 'inactive':
+        status = 'inactive'
+    elif action in SYNC_STATUS or sync.get('action') in SYNC_STATUS:
+        status = SYNC_STATUS.get(action) or SYNC_STATUS[sync['action']]
+    elif sysstate['degraded']:
+        status = 'degraded'
+    else:
+        status = 'clean'
+    chunk = sysstate['chunk_kb'] if level not in ('raid1',) else None
+    uuid = export.get('MD_UUID') or detail['fields'].get('UUID') or kernel_uuid_to_mdadm(sysstate['uuid'])
+    result = {
+        'name': name, 'device': '/dev/md/%s' % name, 'kname': kname, 'uuid': uuid,
+        'md_name': export.get('MD_NAME') or (detail['fields'].get('Name') or '').split(' ')[0] or None,
+        'level': level, 'raid_disks': sysstate['raid_disks'], 'chunk_kb': chunk or None,
+        'metadata': export.get('MD_METADATA') or sysstate['metadata_version'],
+        'status': status, 'state': detail['state'], 'array_state': sysstate['array_state'],
+        'degraded': sysstate['degraded'], 'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
+        'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
+        'members': member_list, 'missing_members': [],
+    }
+    if members is not None:
+        active = set(m['kname'] for m in member_list if m['role'] not in ('faulty', 'spare', None))
+        if status == 'inactive':
+            active = set()
+        result['missing_members'] = [m['path'] for m in members if m['kname'] not in active]
+    return result
+
+
+def kernel_uuid_to_mdadm(value):
+    """'ae809e5b-1362-128b-161f-63bf74fd1500' -> 'ae809e5b:1362128b:161f63bf:74fd1500'."""
+    if not value:
+        return None
+    hexdigits = value.replace('-', '').replace(':', '')
+    if len(hexdigits) != 32:
+        return None
+    return ':'.join(hexdigits[i:i + 8] for i in range(0, 32, 8))
+
+
+def compare(array, level, params, members):
+    """Fail when the running array differs from the request (never re-create)."""
+    problems = []
+    if level is not None and blockdev.md_level_number(array['level'] or '') != level:
+        problems.append('level is %s, requested %s' % (array['level'], level))
+    if params['chunk_kb'] and array['chunk_kb'] and array['chunk_kb'] != params['chunk_kb']:
+        problems.append('chunk is %d KiB, requested %d KiB' % (array['chunk_kb'], params['chunk_kb']))
+    current = set(m['kname'] for m in array['members'])
+    requested = set(m['kname'] for m in members)
+    if array['raid_disks'] is not None and array['status'] != 'inactive' and array['raid_disks'] != len(members):
+        problems.append('it has %d RAID slots, requested %d members' % (array['raid_disks'], len(members)))
+    elif current != requested:
+        degraded_subset = current < requested and (array['degraded'] or 0) > 0
+        if not degraded_subset and array['status'] != 'inactive':
+            problems.append('members differ')
+    if problems:
+        raise MdError('array %s (%s) exists and differs from the request: %s. Current members: [%s]; requested: [%s]. '
+                      'It is not re-created; fix the request or the array by hand.' % (
+                          array['device'], array['kname'], '; '.join(problems),
+                          ', '.join('%s (role %s)' % (m['device'], m['role']) for m in array['members']),
+                          ', '.join('%s (%s)' % (m['path'], m['device']) for m in members)))
+
+
+def examine_members(module, name, members):
+    """Superblocks on the requested members: (ours, foreign) lists of (member, export)."""
+    ours, foreign = [], []
+    for member in members:
+        export = examine_export(module, member['device'])
+        if not export.get('MD_UUID'):
+            continue
+        if name_matches(export.get('MD_NAME'), name):
+            ours.append((member, export))
+        else:
+            foreign.append((member, export))
+    return ours, foreign
+
+
+# ---------------------------------------------------------------- mdadm.conf
+
+def conf_line_for(array):
+    parts = ['ARRAY', array['device']]
+    if array.get('metadata'):
+        parts.append('metadata=%s' % array['metadata'])
+    if array.get('md_name'):
+        parts.append('name=%s' % array['md_name'])
+    parts.append('UUID=%s' % array['uuid'])
+    return ' '.join(parts)
+
+
+def _array_blocks(lines):
+    """Indexes of ARRAY statements: list of (start, end_exclusive) including continuation lines."""
+    blocks = []
+    idx = 0
+    while idx < len(lines):
+        if re.match(r'^ARRAY\s', lines[idx]):
+            end = idx + 1
+            while end < len(lines) and lines[end][:1] in (' ', '\t') and lines[end].strip():
+                end += 1
+            blocks.append((idx, end))
+            idx = end
+        else:
+            idx += 1
+    return blocks
+
+
+def update_conf_text(text, name, device, uuid, new_line):
+    """Return the new mdadm.conf content: managed block for ``name`` set to ``new_line`` (None removes it).
+
+    ARRAY statements for the same UUID or the same device are dropped (they would duplicate the
+    managed line); the marker comment is written just before the managed line.
+    """
+    lines = (text or '').splitlines()
+    marker = MARKER % name
+    drop = set()
+    insert_at = None
+    for start, end in _array_blocks(lines):
+        statement = ' '.join(l.strip() for l in lines[start:end])
+        words = statement.split()
+        dev = words[1] if len(words) > 1 else ''
+        found_uuid = None
+        for word in words:
+            if word.upper().startswith('UUID='):
+                found_uuid = word.split('=', 1)[1]
+        same_uuid = uuid is not None and found_uuid is not None and found_uuid.lower() == uuid.lower()
+        same_dev = dev == device or dev == device.replace('/dev/md/', '')
+        managed = start > 0 and lines[start - 1].strip() == marker
+        if same_uuid or same_dev or managed:
+            drop.update(range(start, end))
+            if managed:
+                drop.add(start - 1)
+                if insert_at is None:
+                    insert_at = start - 1
+            elif insert_at is None:
+                insert_at = start
+    for idx, line in enumerate(lines):
+        if line.strip() == marker:
+            drop.add(idx)
+    kept = []
+    new_insert = None
+    for idx, line in enumerate(lines):
+        if idx == insert_at:
+            new_insert = len(kept)
+        if idx not in drop:
+            kept.append(line)
+    if new_line is not None:
+        block = [marker, new_line]
+        if new_insert is None:
+            while kept and not kept[-1].strip():
+                kept.pop()
+            if kept:
+                kept.append('')
+            kept.extend(block)
+        else:
+            kept[new_insert:new_insert] = block
+    return '\n'.join(kept) + '\n' if kept else ''
+
+
+def write_conf(module, path, content):
+    directory = os.path.dirname(path) or '.'
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix='.inferops-mdadm.', dir=directory)
+    try:
+        os.write(fd, to_bytes(content))
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o644)
+    module.atomic_move(tmp, path)
+
+
+def read_text(path):
+    try:
+        with open(path, 'r') as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+# ---------------------------------------------------------------- main
+
+class Runner(object):
+    """Runs (or, in check mode, records) state-changing commands."""
+
+    def __init__(self, module):
+        self.module = module
+        self.commands = []
+        self.actions = []
+
+    def __call__(self, action, args, data=None):
+        self.commands.append(list(args))
+        if action and action not in self.actions:
+            self.actions.append(action)
+        if self.module.check_mode:
+            return 0, '', ''
+        rc, out, err = self.module.run_command(args, data=data)
+        if rc != 0:
+            raise MdError('%s failed (rc=%d): %s' % (' '.join(args), rc, (err or out).strip()))
+        return rc, out, err
+
+    def settle(self):
+        udevadm = self.module.get_bin_path('udevadm')
+        if udevadm and not self.module.check_mode:
+            self.module.run_command([udevadm, 'settle', '--timeout=30'])
+
+
+def ensure_present(module, params, level, members, runner):
+    name = params['name']
+    mdadm = mdadm_bin(module)
+    target = '/dev/md/%s' % name
+    knames = [m['kname'] for m in members]
+    before = None
+    kname = find_running(module, name, knames)
+    if kname:
+        array = array_status(module, kname, name, members)
+        before = array
+        if array['status'] != 'inactive':
+            compare(array, level, params, members)
+            return before, array
+        # Partially assembled: stop and assemble again from the requested members.
+        runner('stopped', [mdadm, '--stop', '/dev/%s' % kname])
+    ours, foreign = examine_members(module, name, members)
+    if ours:
+        uuids = sorted(set(export['MD_UUID'] for dummy, export in ours))
+        if len(uuids) > 1:
+            raise MdError('members carry superblocks of several arrays named %r: %s' % (
+                name, '; '.join('%s: UUID %s' % (m['path'], e['MD_UUID']) for m, e in ours)))
+        export = ours[0][1]
+        expected = int(export.get('MD_DEVICES') or 0)
+        exp_level = blockdev.md_level_number(export.get('MD_LEVEL') or '')
+        problems = []
+        if level is not None and exp_level != level:
+            problems.append('level is %s, requested %s' % (export.get('MD_LEVEL'), level))
+        if expected and expected != len(members):
+            problems.append('it has %d RAID slots, requested %d members' % (expected, len(members)))
+        if foreign:
+            problems.append('requested members in other arrays: %s' % ', '.join(
+                '%s (%s)' % (m['path'], e.get('MD_NAME') or e['MD_UUID']) for m, e in foreign))
+        if problems:
+            raise MdError('stopped array %r (UUID %s) differs from the request: %s. Its members: [%s]; requested: [%s]' % (
+                name, uuids[0], '; '.join(problems), ', '.join(m['path'] for m, dummy in ours),
+                ', '.join(m['path'] for m in members)))
+        args = [mdadm, '--assemble', target, '--uuid=%s' % uuids[0], '--run'] + [m['device'] for m, dummy in ours]
+        runner('assembled', args)
+        runner.settle()
+        return before, None
+    if params['state'] == 'assembled':
+        raise MdError('array %r is not running and no member of [%s] carries its superblock; state=assembled never creates' % (
+            name, ', '.join(m['path'] for m in members)))
+    # ---- create: every member must be free
+    problems = []
+    for member in members:
+        try:
+            findings = blockdev.probe_usage(module, member['device'], member['kname'])
+        except blockdev.BlockDevError as exc:
+            raise MdError('%s (%s): %s' % (member['path'], member['device'], exc))
+        for finding in findings:
+            if finding['in_use'] or not params['force']:
+                problems.append('%s (%s): %s' % (member['path'], member['device'], finding['detail']))
+    if problems:
+        hint = '' if params['force'] else '; force=true wipes signatures (not mounts or holders)'
+        raise MdError('cannot create array %r, members are not free: %s%s' % (name, '; '.join(problems), hint))
+    if params['force']:
+        runner('wiped', [module.get_bin_path('wipefs', required=True), '--all', '--force'] + [m['device'] for m in members])
+    args = [mdadm, '--create', target, '--name=%s' % name, '--level=%s' % level, '--raid-devices=%d' % len(members)]
+    if params['chunk_kb']:
+        args.append('--chunk=%d' % params['chunk_kb'])
+    if params['layout']:
+        args.append('--layout=%s' % params['layout'])
+    if params['metadata']:
+        args.append('--metadata=%s' % params['metadata'])
+    args.append('--run')
+    args.extend(m['device'] for m in members)
+    # --run suppresses mdadm's questions; answer "no" to anything it would still ask.
+    runner('created', args, data='n\n')
+    runner.settle()
+    return before, None
+
+
+def ensure_absent(module, params, runner):
+    name = params['name']
+    mdadm = mdadm_bin(module)
+    members = []
+    if params['devices']:
+        members = resolve_members(params['devices'])
+    kname = find_running(module, name, [m['kname'] for m in members])
+    before = None
+    zero = [m['device'] for m in members]
+    if kname:
+        before = array_status(module, kname, name, members or None)
+        runner('stopped', [mdadm, '--stop', '/dev/%s' % kname])
+        for member in before['members']:
+            if member['device'] not in zero:
+                zero.append(member['device'])
+    with_superblock = [dev for dev in zero if kname or examine_export(module, dev).get('MD_UUID')]
+    if with_superblock:
+        runner('zeroed', [mdadm, '--zero-superblock'] + with_superblock)
+    return before
+
+
+def describe(array):
+    if not array:
+        return ''
+    lines = ['device: %s (%s)' % (array['device'], array.get('kname')),
+             'uuid: %s' % array.get('uuid'), 'level: %s' % array.get('level'),
+             'status: %s' % array.get('status')]
+    for member in array.get('members') or []:
+        lines.append('member: %s role %s' % (member['device'], member['role']))
+    return '\n'.join(lines) + '\n'
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type='str', required=True),
+            state=dict(type='str', default='present', choices=['present', 'assembled', 'absent']),
+            level=dict(type='str'),
+            devices=dict(type='list', elements='str'),
+            chunk_kb=dict(type='int'),
+            layout=dict(type='str'),
+            metadata=dict(type='str'),
+            force=dict(type='bool', default=False),
+            update_conf=dict(type='bool', default=True),
+            mdadm_conf=dict(type='path', default='/etc/mdadm/mdadm.conf'),
+        ),
+        supports_check_mode=True,
+    )
+    blockdev.setup_module(module)
+    params = module.params
+    result = dict(changed=False, array=None, actions=[], commands=[], conf_line=None, conf_changed=False,
+                  initramfs_update_needed=False)
+    runner = Runner(module)
+    before = after = None
+    try:
+        level, dummy = validate(params)
+        if params['state'] == 'absent':
+            before = ensure_absent(module, params, runner)
+            uuid = before['uuid'] if before else None
+            conf_target = None
+        else:
+            members = resolve_members(params['devices'])
+            result['members'] = [{'path': m['path'], 'device': m['device'], 'kname': m['kname']} for m in members]
+            before, after = ensure_present(module, params, level, members, runner)
+            if after is None:
+                if module.check_mode:
+                    after = dict(before or {}, name=params['name'], device='/dev/md/%s' % params['name'], kname=None,
+                                 uuid=(before or {}).get('uuid') or PLANNED_UUID, level='raid%s' % level if level else None,
+                                 md_name=(before or {}).get('md_name'), metadata=params['metadata'] or '1.2',
+                                 status=(before or {}).get('status') or 'absent', members=[
+                                     {'device': m['device'], 'kname': m['kname'], 'role': str(i), 'state': []}
+                                     for i, m in enumerate(members)], missing_members=[])
+                    if 'created' not in runner.actions:
+                        ours, dummy = examine_members(module, params['name'], members)
+                        if ours:
+                            after['uuid'] = ours[0][1]['MD_UUID']
+                            after['md_name'] = ours[0][1].get('MD_NAME')
+                else:
+                    kname = find_running(module, params['name'], [m['kname'] for m in members])
+                    if not kname:
+                        raise MdError('array %r not found after %s' % (params['name'], ', '.join(runner.actions)))
+                    after = array_status(module, kname, params['name'], members)
+            result['array'] = after
+            uuid = after['uuid']
+            conf_target = conf_line_for(after) if params['update_conf'] else None
+            if after.get('md_name') is None and params['update_conf'] and module.check_mode:
+                conf_target = conf_line_for(dict(after, md_name='<homehost>:%s' % params['name']))
+            result['conf_line'] = conf_target
+    except MdError as exc:
+        result.update(actions=runner.actions, commands=runner.commands)
+        module.fail_json(msg=to_native(exc), **result)
+
+    conf_before = conf_after = None
+    if params['update_conf']:
+        path = params['mdadm_conf']
+        conf_before = read_text(path)
+        real_uuid = uuid if uuid and uuid != PLANNED_UUID else None
+        conf_after = update_conf_text(conf_before, params['name'], '/dev/md/%s' % params['name'], real_uuid,
+                                      conf_target)
+        if conf_before is None and conf_target is None:
+            conf_after = None
+        if conf_after != (conf_before if conf_before is not None else None) and not (conf_before is None and conf_after == ''):
+            result['conf_changed'] = True
+            runner.actions.append('conf_updated')
+            if not module.check_mode:
+                write_conf(module, path, conf_after)
+    result['initramfs_update_needed'] = result['conf_changed']
+    result['actions'] = runner.actions
+    result['commands'] = runner.commands
+    result['changed'] = bool(runner.actions)
+    if module._diff:
+        result['diff'] = [dict(before_header='md array %s' % params['name'], after_header='md array %s' % params['name'],
+                               before=describe(before), after=describe(result['array']))]
+        if params['update_conf']:
+            result['diff'].append(dict(before_header=params['mdadm_conf'], after_header=params['mdadm_conf'],
+                                       before=conf_before or '', after=conf_after or ''))
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()

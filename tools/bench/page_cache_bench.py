@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Benchmark: page_cache warm path vs vmtouch -t vs the fio direct-read ceiling.
+
+Not a test. Creates a model-like data set (a few multi-GiB shards plus small tokenizer /
+config files, >= 4 GiB by default) under --dir, then in one run, on the same files, and
+with the page cache of those files dropped before every measurement, times:
+
+  page_cache  plugins/module_utils/page_cache.py loaded directly: collect, plan (mincore),
+              memory guard, threaded chunked warm, re-measure -- the module's whole path
+  vmtouch     vmtouch -t <dir>
+  fio         fio --rw=read --bs=1M --iodepth=32 --direct=1 --ioengine=libaio over the same
+              files (one job per file range; big files are split into --fio-splits ranges;
+              the best layout is the ceiling)
+  ansible     (only with --with-ansible) the module run by `ansible localhost -m`, including
+              Ansible's own start-up
+
+Methods are run in rotating order for --repeat rounds; medians are reported.
+Usage: tools/bench/page_cache_bench.py [--dir /var/tmp/inferops-bench] [--repeat 3]
+       tools/bench/page_cache_bench.py --sweep --workers 2,4,8 --chunk-size 2M,8M,32M
+Needs root (drop_caches, mincore of any file), fio and vmtouch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'page_cache.py')
+MIB = 1024 ** 2
+GIB = 1024 ** 3
+
+
+def load_utils():
+    spec = importlib.util.spec_from_file_location('inferops_page_cache', UTILS)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+pc = load_utils()
+
+
+# ----------------------------------------------------------------------------- data set
+
+def layout(scale):
+    """(relative path, size) of a model-like directory, about 4.8 GiB at scale 1."""
+    files = [
+        ('model-00001-of-00003.safetensors', int(2 * GIB * scale)),
+        ('model-00002-of-00003.safetensors', int(2 * GIB * scale)),
+        ('model-00003-of-00003.safetensors', int(768 * MIB * scale)),
+        ('tokenizer.json', 7 * MIB + 12345),
+        ('tokenizer.model', 4 * MIB + 777),
+        ('model.safetensors.index.json', 29 * 1024 + 11),
+        ('config.json', 1342),
+        ('generation_config.json', 187),
+        ('special_tokens_map.json', 551),
+        ('tokenizer_config.json', 51 * 1024 + 3),
+    ]
+    for i in range(16):
+        files.append(('onnx/part-%02d.bin' % i, 2 * MIB + i * 65536 + 17))
+    return files
+
+
+def make_dataset(directory, scale):
+    """Create the files (random data, unique per block) unless the manifest matches."""
+    files = layout(scale)
+    manifest = os.path.join(directory, '.manifest.json')
+    want = {path: size for path, size in files}
+    try:
+        with open(manifest) as handle:
+            have = json.load(handle)
+        if have == want and all(os.path.getsize(os.path.join(directory, p)) == s for p, s in files):
+            return [os.path.join(directory, p) for p, _s in files]
+    except (OSError, ValueError):
+        pass
+    print('creating %s of test files in %s ...' % (pc.human_bytes(sum(want.values())), directory), flush=True)
+    os.makedirs(directory, exist_ok=True)
+    block = bytearray(os.urandom(16 * MIB))
+    counter = 0
+    for rel, size in files:
+        path = os.path.join(directory, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, 'wb') as handle:
+            left = size
+            while left:
+                counter += 1
+                block[0:8] = counter.to_bytes(8, 'little')  # no two blocks alike
+                num = min(left, len(block))
+                handle.write(memoryview(block)[:num])
+                left -= num
+            handle.flush()
+            os.fsync(handle.fileno())
+    with open(manifest, 'w') as handle:
+        json.dump(want, handle)
+    return [os.path.join(directory, p) for p, _s in files]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def drop(paths, mode):
+    """Evict the data set; mode global also drops every clean cache (echo 3)."""
+    if mode == 'global':
+        subprocess.run(['sync'], check=True)
+        with open('/proc/sys/vm/drop_caches', 'w') as handle:
+            handle.write('3\n')
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    time.sleep(0.5)  # let writeback / other tenants' I/O from the drop settle
+
+
+def resident_fraction(paths):
+    res = pc.Residency()
+    total = sum(os.path.getsize(p) for p in paths)
+    resident = sum(res.resident_path(p) for p in paths)
+    return resident / total if total else 1.0
+
+
+def run_page_cache(directory, workers, chunk_size, fadvise=True):
+    begin = time.monotonic()
+    files = pc.collect_files([directory])
+    res = pc.Residency()
+    files, chunks = pc.plan(files, chunk_size, res)
+    need = sum(f['bytes_to_read'] for f in files)
+    pc.memory_guard(need, pc.parse_size(pc.DEFAULT_RESERVE, 'reserve'), pc.read_meminfo())
+    if workers is None:
+        workers, _rule = pc.default_workers([f['dev'] for f in files])
+    pc.warm(files, chunks, workers, chunk_size, fadvise=fadvise)
+    pc.measure_after(files, res)
+    seconds = time.monotonic() - begin
+    return seconds, need
+
+
+def run_vmtouch(directory):
+    begin = time.monotonic()
+    subprocess.run(['vmtouch', '-t', '-q', directory], check=True)
+    return time.monotonic() - begin
+
+
+def fio_jobfile(paths, splits):
+    lines = ['[global]', 'rw=read', 'bs=1M', 'iodepth=32', 'direct=1', 'ioengine=libaio',
+             'group_reporting=1', 'invalidate=1', '']
+    jobs = 0
+    for index, path in enumerate(paths):
+        size = os.path.getsize(path)
+        size -= size % 4096  # O_DIRECT reads whole 4 KiB blocks; the unaligned tail is skipped
+        if size <= 0:
+            continue
+        parts = splits if size >= 256 * MIB else 1
+        step = -(-size // parts)
+        step += (-step) % MIB
+        for part in range(parts):
+            offset = part * step
+            if offset >= size:
+                break
+            length = min(step, size - offset)
+            lines += ['[f%d_%d]' % (index, part), 'filename=%s' % path.replace(':', '\\:'),
+                      'offset=%d' % offset, 'size=%d' % length]
+            if length < MIB:  # fio refuses bs > size; tiny files are read in one request
+                lines.append('bs=%d' % length)
+            lines.append('')
+            jobs += 1
+    return '\n'.join(lines), jobs
+
+
+def run_fio(paths, splits):
+    text, jobs = fio_jobfile(paths, splits)
+    with tempfile.NamedTemporaryFile('w', suffix='.fio', delete=False) as handle:
+        handle.write(text)
+        jobfile = handle.name
+    try:
+        begin = time.monotonic()
+        out = subprocess.run(['fio', '--output-format=json', jobfile], check=True,
+                             stdout=subprocess.PIPE, universal_newlines=True).stdout
+        wall = time.monotonic() - begin
+    finally:
+        os.unlink(jobfile)
+    read = json.loads(out[out.index('{'):])['jobs'][0]['read']
+    runtime = read['runtime'] / 1000.0  # fio's own clock: the I/O phase only
+    return runtime, read['io_bytes'], wall, jobs
+
+
+def run_ansible(directory, workers, chunk_size):
+    args = 'paths=%s state=resident chunk_size=%d' % (directory, chunk_size)
+    if workers:
+        args += ' workers=%d' % workers
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'))
+    binary = os.path.join(ROOT, '.venv', 'bin', 'ansible')
+    begin = time.monotonic()
+    subprocess.run([binary, 'localhost', '-c', 'local', '-i', 'localhost,', '-m', 'inferops.node.page_cache',
+                    '-a', args], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+    return time.monotonic() - begin
+
+
+def gbps(num, seconds):
+    return num / seconds / 1e9 if seconds > 0 else 0.0
+
+
+# ----------------------------------------------------------------------------- main
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--dir', default='/var/tmp/inferops-bench')
+    parser.add_argument('--scale', type=float, default=1.0, help='multiplies the shard sizes (1.0 = ~4.8 GiB)')
+    parser.add_argument('--repeat', type=int, default=3)
+    parser.add_argument('--workers', default='', help='page_cache workers (default: the module default); '
+                        'comma list with --sweep')
+    parser.add_argument('--chunk-size', default='8M', help='page_cache chunk size; comma list with --sweep')
+    parser.add_argument('--no-fadvise', action='store_true', help='page_cache without posix_fadvise(WILLNEED)')
+    parser.add_argument('--fio-splits', default='1,2,4', help='ranges per big file for fio layouts tried')
+    parser.add_argument('--drop', choices=('global', 'files'), default='global',
+                        help='global: sync + echo 3 > drop_caches (and DONTNEED); files: DONTNEED on the data set only')
+    parser.add_argument('--with-ansible', action='store_true', help='also time the module through `ansible -m`')
+    parser.add_argument('--sweep', action='store_true', help='only page_cache, over the workers x chunk-size grid')
+    parser.add_argument('--json', help='write all samples to this file')
+    parser.add_argument('--cleanup', action='store_true', help='remove --dir at the end')
+    opts = parser.parse_args()
+
+    if os.geteuid() != 0:
+        sys.exit('page_cache_bench: needs root (drop_caches, mincore of the data set)')
+    for tool in ('fio', 'vmtouch'):
+        if not opts.sweep and shutil.which(tool) is None:
+            sys.exit('page_cache_bench: %s not found (apt-get install %s)' % (tool, tool))
+
+    paths = make_dataset(opts.dir, opts.scale)
+    total = sum(os.path.getsize(p) for p in paths)
+    worker_list = [int(w) for w in opts.workers.split(',') if w] or [None]
+    chunk_list = [pc.parse_size(c, 'chunk_size') for c in opts.chunk_size.split(',')]
+    default_w, rule = pc.default_workers([os.stat(p).st_dev for p in paths])
+    print('data set: %d files, %s (%d bytes) in %s' % (len(paths), pc.human_bytes(total), total, opts.dir))
+    print('module default workers: %d (%s)' % (default_w, rule))
+    print('machine: %d CPUs, MemAvailable %s, kernel %s' % (
+        os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release))
+
+    methods = []
+    for workers in worker_list:
+        for chunk in chunk_list:
+            label = 'page_cache w=%s chunk=%s%s' % (workers or default_w, pc.human_bytes(chunk).replace('.00', ''),
+                                                     '' if not opts.no_fadvise else ' nofadvise')
+            methods.append((label, 'page_cache', (workers, chunk)))
+    if not opts.sweep:
+        methods.append(('vmtouch -t', 'vmtouch', None))
+        for splits in [int(s) for s in opts.fio_splits.split(',') if s]:
+            methods.append(('fio direct splits=%d' % splits, 'fio', splits))
+        if opts.with_ansible:
+            methods.append(('ansible -m page_cache', 'ansible', (worker_list[0], chunk_list[0])))
+
+    samples = {label: [] for label, _k, _a in methods}
+    for rnd in range(opts.repeat):
+        order = methods[rnd % len(methods):] + methods[:rnd % len(methods)]
+        for label, kind, arg in order:
+            drop(paths, opts.drop)
+            cold = resident_fraction(paths)
+            if kind == 'page_cache':
+                seconds, _need = run_page_cache(opts.dir, arg[0], arg[1], not opts.no_fadvise)
+                num = total
+            elif kind == 'vmtouch':
+                seconds = run_vmtouch(opts.dir)
+                num = total
+            elif kind == 'fio':
+                seconds, num, _wall, _jobs = run_fio(paths, arg)
+            else:
+                seconds = run_ansible(opts.dir, arg[0], arg[1])
+                num = total
+            warm = resident_fraction(paths) if kind != 'fio' else None
+            samples[label].append({'seconds': seconds, 'bytes': num, 'gbps': gbps(num, seconds),
+                                   'resident_before': cold, 'resident_after': warm})
+            print('  round %d  %-34s %7.2f s  %6.2f GB/s  resident %5.1f%% -> %s' % (
+                rnd + 1, label, seconds, gbps(num, seconds), cold * 100,
+                '-' if warm is None else '%.1f%%' % (warm * 100)), flush=True)
+
+    print('\nmedians over %d round(s):' % opts.repeat)
+    med = {}
+    for label, _kind, _arg in methods:
+        secs = statistics.median(s['seconds'] for s in samples[label])
+        rate = statistics.median(s['gbps'] for s in samples[label])
+        best = max(s['gbps'] for s in samples[label])
+        med[label] = rate
+        print('  %-34s %7.2f s  %6.2f GB/s (best %.2f)' % (label, secs, rate, best))
+    if not opts.sweep:
+        pc_best = max(v for k, v in med.items() if k.startswith('page_cache'))
+        vmt = med['vmtouch -t']
+        fio = max(v for k, v in med.items() if k.startswith('fio'))
+        print('\nratios (medians): page_cache/vmtouch = %.2fx (target >= 1.5x)   page_cache/fio = %.0f%% '
+              '(target >= 90%%)' % (pc_best / vmt, 100 * pc_best / fio))
+    if opts.json:
+        with open(opts.json, 'w') as handle:
+            json.dump({'total_bytes': total, 'samples': samples, 'default_workers': default_w,
+                       'rule': rule}, handle, indent=1)
+    if opts.cleanup:
+        shutil.rmtree(opts.dir)
+
+
+if __name__ == '__main__':
+    main()
