@@ -16,6 +16,7 @@ export ANSIBLE_FORCE_COLOR=0 PY_COLORS=0 NO_COLOR=1
 stage_yamllint() { yamllint -s .; }
 stage_ansible_lint() { ansible-lint --profile production --offline; }
 stage_changelog() { antsibull-changelog lint; }
+stage_role_docs() { python tools/role_readme.py --check; }
 stage_sanity() { tools/ansible-test.sh sanity; }
 stage_units() { tools/ansible-test.sh units; }
 stage_build() { tools/check-build.sh; }
@@ -27,7 +28,7 @@ for file in molecule/*/molecule.yml; do
   scenarios+=("$(basename "$(dirname "$file")")")
 done
 
-stages=(yamllint ansible_lint changelog sanity units build lab_image)
+stages=(yamllint ansible_lint changelog role_docs sanity units build lab_image)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 

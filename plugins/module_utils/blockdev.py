@@ -188,8 +188,7 @@ def wipefs_probe(module, device):
 def _lsblk_walk(entry):
     for child in entry.get('children') or []:
         yield child
-        for grandchild in _lsblk_walk(child):
-            yield grandchild
+        yield from _lsblk_walk(child)
 
 
 def _mountpoints(entry):
@@ -511,9 +510,9 @@ def md_stripe_width_kb(kname):
     elif level == '10':
         layout = state['layout'] or 0
         copies = max(1, layout & 0xff) * max(1, (layout >> 8) & 0xff)
-        data = disks // copies if disks % copies == 0 else None
-        if data is None:
+        if disks % copies:
             return None, 'md array %s: raid10 with %d disks and %d copies has no whole-disk stripe' % (kname, disks, copies)
+        data = disks // copies
     else:
         return None, 'md array %s: level %s has no stripe' % (kname, state['level'])
     if data < 1:

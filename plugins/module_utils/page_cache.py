@@ -586,15 +586,45 @@ class StatusWriter:
         self.write(**final)
 
 
-def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True):
+_SENDFILE_UNSUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ESPIPE, errno.EXDEV)
+
+
+def _read_sendfile(fd, offset, length, sink, _buf):
+    """Read [offset, offset+length) into the page cache via sendfile(2) to /dev/null (no user copy)."""
+    got = 0
+    while got < length:
+        num = os.sendfile(sink, fd, offset + got, length - got)
+        if num <= 0:
+            break  # EOF: file shrank while warming
+        got += num
+    return got
+
+
+def _read_pread(fd, offset, length, _sink, buf):
+    """Read [offset, offset+length) with preadv into the worker's reused buffer."""
+    got = 0
+    while got < length:
+        num = os.preadv(fd, [buf[:length - got]], offset + got)
+        if num <= 0:
+            break
+        got += num
+    return got
+
+
+def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader='auto'):
     """Read ``chunks`` (from plan()) with ``workers`` threads; returns wall seconds.
 
-    Every worker owns one buffer of ``chunk_size`` bytes, takes the next chunk from a shared
-    queue, issues posix_fadvise(WILLNEED) for it (so its I/O is queued at once rather than
-    one readahead window at a time) and reads it with os.preadv. Sets per file:
-    bytes_read, seconds (first chunk start to last chunk end) and gbps.
-    Raises PageCacheError on the first read error (remaining chunks are abandoned).
+    Every worker takes the next chunk from a shared queue, issues posix_fadvise(WILLNEED)
+    for it (its whole I/O is queued at once instead of one readahead window at a time) and
+    reads it. ``reader``: ``sendfile`` sends the chunk to /dev/null, so the kernel fills the
+    page cache without copying the data to user space; ``pread`` uses os.preadv into a
+    per-worker buffer of ``chunk_size`` bytes; ``auto`` is sendfile, switching a worker to
+    pread when sendfile is not supported for a file. Sets per file: bytes_read, seconds
+    (first chunk start to last chunk end) and gbps. Raises PageCacheError on the first
+    read error (remaining chunks are abandoned).
     """
+    if reader not in ('auto', 'sendfile', 'pread'):
+        raise PageCacheError('reader must be auto, sendfile or pread, got %r' % (reader,))
     progress = progress or Progress(sum(f['bytes_to_read'] for f in files), len(files))
     for info in files:
         info['bytes_read'] = 0
@@ -607,9 +637,12 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True):
     stop = threading.Event()
     advise = getattr(os, 'posix_fadvise', None) if fadvise else None
     willneed = getattr(os, 'POSIX_FADV_WILLNEED', 3)
+    use_sendfile = reader != 'pread' and hasattr(os, 'sendfile')
+    sink = os.open(os.devnull, os.O_WRONLY | getattr(os, 'O_CLOEXEC', 0)) if use_sendfile else None
 
     def worker():
-        buf = memoryview(bytearray(chunk_size))
+        read = _read_sendfile if use_sendfile else _read_pread
+        buf = None if use_sendfile else memoryview(bytearray(chunk_size))
         while not stop.is_set():
             try:
                 index, offset, length = queue.popleft()
@@ -617,17 +650,18 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True):
                 return
             info = files[index]
             begin = time.monotonic()
-            got = 0
             try:
                 fd = _open_ro(info['path'])
                 try:
                     if advise is not None:
                         advise(fd, offset, length, willneed)
-                    while got < length:
-                        num = os.preadv(fd, [buf[:length - got]], offset + got)
-                        if num <= 0:
-                            break  # file shrank while warming
-                        got += num
+                    try:
+                        got = read(fd, offset, length, sink, buf)
+                    except OSError as exc:
+                        if read is not _read_sendfile or reader != 'auto' or exc.errno not in _SENDFILE_UNSUPPORTED:
+                            raise
+                        read, buf = _read_pread, memoryview(bytearray(chunk_size))
+                        got = read(fd, offset, length, sink, buf)
                 finally:
                     os.close(fd)
             except OSError as exc:
@@ -651,11 +685,15 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True):
     begin = time.monotonic()
     count = max(1, min(workers, len(chunks)))
     threads = [threading.Thread(target=worker, name='page-cache-%d' % i) for i in range(count)]
-    for thread in threads:
-        thread.daemon = True
-        thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.daemon = True
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        if sink is not None:
+            os.close(sink)
     seconds = time.monotonic() - begin
     for info in files:
         start, end = info.pop('_start'), info.pop('_end')

@@ -111,22 +111,22 @@ def read_int(path, default=None):
 def write_attr(path, value):
     """Store ``value`` (str or int) into an attribute; raise ``SysfsWriteError`` on any failure.
 
-    The file is opened without O_CREAT or O_TRUNC (sysfs ignores both; on a regular file -
-    unit test trees - the content is replaced).
+    The file is opened O_WRONLY, without O_CREAT: attributes are never created. Under a test
+    ``ROOT`` (regular files) the file is truncated after a successful write, as sysfs shows only
+    the new value.
     """
     data = ('%s' % (value,)).encode('utf-8')
     target = host_path(path)
-    flags = os.O_WRONLY
-    if ROOT:
-        flags |= os.O_TRUNC
     try:
-        fd = os.open(target, flags)
+        fd = os.open(target, os.O_WRONLY)
     except OSError as exc:
         raise SysfsWriteError(path, value, exc)
     try:
         written = os.write(fd, data)
         if written != len(data):
             raise SysfsWriteError(path, value, OSError(errno.EIO, 'short write (%d of %d bytes)' % (written, len(data))))
+        if ROOT:
+            os.ftruncate(fd, written)
     except SysfsWriteError:
         _close_quietly(fd)
         raise

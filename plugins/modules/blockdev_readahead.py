@@ -11,7 +11,7 @@ module: blockdev_readahead
 short_description: Set block device read-ahead at runtime and persist it with a udev rule
 version_added: 0.1.0
 author:
-  - inferops.node maintainers
+  - inferops.node maintainers (@inferops)
 description:
   - Sets C(/sys/block/<kname>/queue/read_ahead_kb) of one or more block devices in one call - NVMe
     namespaces (local or NVMe-oF), md arrays, dm devices or other whole disks - and reads the value back.
@@ -266,24 +266,30 @@ def udev_value_ok(value):
 def rule_match(module, entry):
     """udev match keys identifying the device across reboots, plus a warning when only KERNEL fits."""
     kname = entry['kname']
-    props = blockdev.udev_properties(module, entry['path'])
+    cache = []
+
+    def prop(key):
+        if not cache:
+            cache.append(blockdev.udev_properties(module, entry['path']))
+        return cache[0].get(key)
+
     kind = entry['kind']
     if kind == 'md':
         # ENV{MD_UUID} is imported by 63-md-raid-arrays.rules, after a 61-* rule ran: match the
         # kernel's md/uuid attribute instead (same UUID, kernel notation).
         uuid = sysfs.read_attr('/sys/block/%s/md/uuid' % kname)
-        if udev_value_ok(uuid):
+        if udev_value_ok(uuid) and uuid.strip('0-'):
             return 'KERNEL=="md*", ATTR{md/uuid}=="%s"' % uuid, None
-        uuid = props.get('MD_UUID')
+        uuid = prop('MD_UUID')
         if udev_value_ok(uuid):
             return 'KERNEL=="md*", ENV{MD_UUID}=="%s"' % uuid, (
                 '%s (%s): the kernel has no md/uuid attribute; the rule matches ENV{MD_UUID}, which udev sets in '
                 '63-md-raid-arrays.rules - rules_file must sort after it (e.g. 64-*.rules)' % (entry['device'], kname))
     elif kind in ('nvme', 'nvme-of'):
-        wwn = props.get('ID_WWN') or sysfs.read_attr('/sys/block/%s/wwid' % kname)
+        wwn = prop('ID_WWN') or sysfs.read_attr('/sys/block/%s/wwid' % kname)
         if udev_value_ok(wwn):
             return 'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_WWN}=="%s"' % wwn, None
-        serial = props.get('ID_SERIAL')
+        serial = prop('ID_SERIAL')
         nsid = sysfs.read_attr('/sys/block/%s/nsid' % kname)
         if udev_value_ok(serial):
             match = 'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_SERIAL}=="%s"' % serial
@@ -291,16 +297,16 @@ def rule_match(module, entry):
                 match += ', ATTR{nsid}=="%s"' % nsid
             return match, None
     elif kind == 'dm':
-        uuid = props.get('DM_UUID') or sysfs.read_attr('/sys/block/%s/dm/uuid' % kname)
+        uuid = prop('DM_UUID') or sysfs.read_attr('/sys/block/%s/dm/uuid' % kname)
         if udev_value_ok(uuid):
             return 'KERNEL=="dm-*", ENV{DM_UUID}=="%s"' % uuid, None
-        name = props.get('DM_NAME') or sysfs.read_attr('/sys/block/%s/dm/name' % kname)
+        name = prop('DM_NAME') or sysfs.read_attr('/sys/block/%s/dm/name' % kname)
         if udev_value_ok(name):
             return 'KERNEL=="dm-*", ENV{DM_NAME}=="%s"' % name, None
     else:
         for key in ('ID_WWN', 'ID_SERIAL'):
-            if udev_value_ok(props.get(key)):
-                return 'ENV{DEVTYPE}=="disk", ENV{%s}=="%s"' % (key, props[key]), None
+            if udev_value_ok(prop(key)):
+                return 'ENV{DEVTYPE}=="disk", ENV{%s}=="%s"' % (key, prop(key)), None
     return 'KERNEL=="%s"' % kname, (
         '%s (%s): no stable udev property (UUID, WWN, serial) found; the persistent rule matches the kernel name, '
         'which may change across reboots' % (entry['device'], kname))

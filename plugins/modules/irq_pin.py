@@ -11,7 +11,7 @@ module: irq_pin
 short_description: Pin the IRQs whose names match selectors to CPUs
 version_added: 0.1.0
 author:
-  - inferops.node maintainers
+  - inferops.node maintainers (@inferops)
 description:
   - In one call, sets C(/proc/irq/N/smp_affinity_list) of every IRQ whose name matches a rule's
     selector (a Python regular expression searched in the IRQ's action names, for example

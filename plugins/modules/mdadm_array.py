@@ -11,7 +11,7 @@ module: mdadm_array
 short_description: Create, assemble and report Linux md RAID arrays, and record them in mdadm.conf
 version_added: 0.1.0
 author:
-  - inferops.node maintainers
+  - inferops.node maintainers (@inferops)
 description:
   - Ensures an md array named O(name) exists as C(/dev/md/<name>) on the member devices O(devices),
     given by stable paths (C(/dev/disk/by-id/...)) that are resolved to kernel names and reported.
@@ -91,9 +91,9 @@ options:
     default: true
   mdadm_conf:
     description:
-      - mdadm configuration file holding the C(ARRAY) lines. The managed line is preceded by a
-        C(# inferops.node mdadm_array: <name>) comment; other C(ARRAY) lines for the same UUID or device
-        are replaced by it, everything else is kept.
+      - mdadm configuration file holding the C(ARRAY) lines.
+      - 'The managed line is preceded by a C(# inferops.node mdadm_array: <name>) comment; other C(ARRAY) lines
+        for the same UUID or device are replaced by it, everything else is kept.'
     type: path
     default: /etc/mdadm/mdadm.conf
 attributes:
@@ -226,12 +226,16 @@ array:
       description: Estimated time left from C(/proc/mdstat), for example V(55.2min).
       type: str
     members:
-      description: Member devices with their role (slot number, V(spare), V(faulty)).
+      description: >-
+        Member devices with their role (slot number, V(spare), V(faulty)), the C(mdadm --detail) state words
+        (or the kernel's C(dev-*/state)), and whether the member is in sync.
       type: list
       elements: dict
-      sample: [{device: /dev/nvme0n1, kname: nvme0n1, role: '0', state: [active, sync]}]
+      sample: [{device: /dev/nvme0n1, kname: nvme0n1, role: '0', state: [active, sync], in_sync: true}]
     missing_members:
-      description: Requested members that are not active in the array.
+      description: >-
+        Requested members that are not active and in sync (removed, faulty, still rebuilding, or all
+        members of an inactive array).
       type: list
       elements: str
 members:
@@ -433,23 +437,22 @@ def array_status(module, kname, name, members=None):
     for row in detail['devices']:
         if row['device']:
             roles[os.path.basename(row['device'])] = row
+    in_kernel = dict((m['kname'], m) for m in sysstate['members'])
     member_list = []
-    seen = set()
-    for item in blockdev.md_members_from_export(export):
-        kn = os.path.basename(item['device'])
+    listed = [(os.path.basename(item['device']), item['device'], item['role']) for item in blockdev.md_members_from_export(export)]
+    for kn in sorted(in_kernel):
+        if kn not in [entry[0] for entry in listed]:
+            slot = in_kernel[kn]['slot']
+            listed.append((kn, '/dev/%s' % kn, slot if slot not in (None, 'none') else 'spare'))
+    for kn, device, role in listed:
         row = roles.get(kn)
-        role = item['role']
         words = row['state'] if row else []
-        if 'faulty' in words:
+        kernel = in_kernel.get(kn)
+        kernel_words = (kernel['state'] or '').split(',') if kernel and kernel['state'] else []
+        if 'faulty' in words or 'faulty' in kernel_words:
             role = 'faulty'
-        member_list.append({'device': item['device'], 'kname': kn, 'role': role, 'state': words})
-        seen.add(kn)
-    for member in sysstate['members']:
-        if member['kname'] in seen:
-            continue
-        words = (member['state'] or '').split(',')
-        role = member['slot'] if member['slot'] not in (None, 'none') else ('faulty' if 'faulty' in words else 'spare')
-        member_list.append({'device': '/dev/%s' % member['kname'], 'kname': member['kname'], 'role': role, 'state': words})
+        in_sync = 'in_sync' in kernel_words if kernel else ('active' in words and 'sync' in words)
+        member_list.append({'device': device, 'kname': kn, 'role': role, 'state': words or kernel_words, 'in_sync': in_sync})
 
     level = sysstate['level'] or export.get('MD_LEVEL') or detail['fields'].get('Raid Level')
     sync = mdstat.get('sync') or {}
@@ -478,10 +481,8 @@ def array_status(module, kname, name, members=None):
         'members': member_list, 'missing_members': [],
     }
     if members is not None:
-        active = set(m['kname'] for m in member_list if m['role'] not in ('faulty', 'spare', None))
-        if status == 'inactive':
-            active = set()
-        result['missing_members'] = [m['path'] for m in members if m['kname'] not in active]
+        in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
+        result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]
     return result
 
 
@@ -609,6 +610,8 @@ def update_conf_text(text, name, device, uuid, new_line):
             kept.extend(block)
         else:
             kept[new_insert:new_insert] = block
+    while kept and not kept[-1].strip():
+        kept.pop()
     return '\n'.join(kept) + '\n' if kept else ''
 
 

@@ -92,7 +92,10 @@ class FakeSystem(object):
         self.errno_paths = {}
         self.load(snapshot)
         monkeypatch.setattr(sysfs, 'ROOT', self.root)
-        monkeypatch.setattr(basic.AnsibleModule, 'run_command', self._run_command)
+        def run_command(module, args, **kwargs):
+            # a plain function, so AnsibleModule instances bind themselves as ``module``
+            return self._run_command(module, args, **kwargs)
+        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
         monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
         real_write = os.write
         fake = self

@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""irq_pin replayed on /proc/interrupts, /proc/irq and /sys/kernel/irq of the local_nvme lab guest.
+
+On that guest (2 vCPUs, one NUMA node) the NVMe I/O queue vectors nvme<N>q<1..> are kernel-managed:
+writing their affinity failed with EIO, the admin queue nvme<N>q0 accepted it
+(fixtures/irq/managed_write_check.txt). FakeSystem reproduces those EIO answers.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+
+import pytest
+
+from ansible_collections.inferops.node.plugins.modules import irq_pin
+from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture, run_module
+
+NVME_IRQS = list(range(31, 49))
+ADMIN = {31: 'nvme0q0', 32: 'nvme1q0', 35: 'nvme2q0', 38: 'nvme3q0', 39: 'nvme5q0', 40: 'nvme4q0'}
+AFF = '/proc/irq/%d/smp_affinity_list'
+
+
+@pytest.fixture
+def guest(tmp_path, monkeypatch):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    for irq, name in irq_pin.irq_names(system.read('/proc/interrupts')).items():
+        if re.match(r'^nvme\d+q[1-9]\d*$', name):
+            system.fail_writes(AFF % irq, errno.EIO)
+    return system
+
+
+def aff(system, irq):
+    return system.read(AFF % irq).strip()
+
+
+def by_irq(result):
+    return dict((e['irq'], e) for e in result['irqs'])
+
+
+def test_parse_recorded_interrupts():
+    entries = irq_pin.parse_interrupts(fixture('proc_interrupts', 'fresh.txt'))
+    names = dict((e['irq'], e['label']) for e in entries)
+    assert names[0] == 'timer' and names[27] == 'ahci[0000:00:1f.2]' and names[33] == 'nvme0q1'
+    assert [e['chip'] for e in entries if e['irq'] in (0, 24)] == ['IO-APIC', 'PCI-MSI']
+    assert entries[0]['counts'] == [120, 0]
+    assert all(e['irq'] not in ('NMI', 'LOC') for e in entries)
+
+
+def test_names_from_sysfs_actions(guest):
+    names = irq_pin.irq_names(guest.read('/proc/interrupts'))
+    assert [names[i] for i in NVME_IRQS[:4]] == ['nvme0q0', 'nvme1q0', 'nvme0q1', 'nvme0q2']
+    assert names[1] == 'i8042' and len(names) == 33
+
+
+def test_list_only(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme\d+q\d+$', 'policy': 'local'}], 'list_only': True})
+    assert not failed and not result['changed']
+    assert result['matched_irqs'] == NVME_IRQS
+    assert result['rules'] == [{'selector': r'^nvme\d+q\d+$', 'policy': 'local', 'cpus': None, 'matched': NVME_IRQS}]
+    assert guest.read(AFF % 31) == '1\n'
+
+
+def test_cpus_policy_with_managed(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme0q\d+$', 'cpus': '1'}]}, diff=True)
+    assert not failed, result
+    irqs = by_irq(result)
+    assert sorted(irqs) == [31, 33, 34]
+    assert (irqs[31]['before'], irqs[31]['status']) == ('1', 'unchanged')
+    assert (irqs[33]['before'], irqs[33]['after'], irqs[33]['status']) == ('0', '0', 'managed')
+    assert 'EIO' in irqs[33]['msg']
+    assert irqs[34]['status'] == 'unchanged'
+    assert result['managed_irqs'] == [33] and not result['changed']
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme0q\d+$', 'cpus': [0]}]}, diff=True)
+    irqs = by_irq(result)
+    assert (irqs[31]['before'], irqs[31]['after'], irqs[31]['status']) == ('1', '0', 'changed')
+    assert irqs[33]['status'] == 'unchanged' and irqs[34]['status'] == 'managed'
+    assert result['changed'] and aff(guest, 31) == '0'
+    assert result['diff']['before'].splitlines()[0] == '31 nvme0q0: 1'
+    assert result['diff']['after'].splitlines()[0] == '31 nvme0q0: 0'
+
+
+def test_spread_round_robin(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme\d+q0$', 'policy': 'spread', 'cpus': '0-1'}]})
+    assert not failed, result
+    irqs = by_irq(result)
+    assert sorted(irqs) == sorted(ADMIN)
+    assert [irqs[i]['target'] for i in sorted(irqs)] == ['0', '1', '0', '1', '0', '1']
+    assert [aff(guest, i) for i in sorted(ADMIN)] == ['0', '1', '0', '1', '0', '1']
+    assert all(irqs[i]['status'] in ('changed', 'unchanged') for i in irqs)
+    failed, again = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme\d+q0$', 'policy': 'spread', 'cpus': '0-1'}]})
+    assert not again['changed']
+
+
+def test_local_policy_uses_node_cpus(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme\dq0$', 'policy': 'local'}]})
+    assert not failed, result
+    for entry in result['irqs']:
+        assert (entry['node'], entry['target'], entry['after'], entry['msg']) == (0, '0-1', '0-1', None)
+    assert aff(guest, 31) == '0-1'
+
+
+def test_local_policy_restricted_by_cpus(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme1q0$', 'policy': 'local', 'cpus': '0'}]})
+    assert by_irq(result)[32]['target'] == '0' and aff(guest, 32) == '0'
+
+
+def test_local_policy_node_unknown(guest):
+    """ahci: /proc/irq/27/node is -1 and the PCI device's numa_node is -1 on the guest."""
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^ahci', 'policy': 'local'}]})
+    entry = result['irqs'][0]
+    assert (entry['irq'], entry['node'], entry['target']) == (27, None, '0-1')
+    assert entry['msg'] == 'NUMA node unknown; using all online CPUs'
+
+
+def test_local_policy_pci_node_fallback(guest):
+    """virtio0 (irq 28-30) has node -1 in /proc/irq; its PCI device lists the IRQs in msi_irqs."""
+    with open(guest.path('/sys/devices/pci0000:00/0000:00:02.0/numa_node'), 'w') as handle:
+        handle.write('0\n')
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^virtio0-', 'policy': 'local', 'cpus': '1'}]})
+    assert [(e['irq'], e['node'], e['target']) for e in result['irqs']] == [(28, 0, '1'), (29, 0, '1'), (30, 0, '1')]
+
+
+def test_first_rule_wins(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [
+        {'selector': r'^nvme0q0$', 'cpus': '0'}, {'selector': r'^nvme\d+q0$', 'cpus': '1'}], 'list_only': True})
+    assert result['rules'][0]['matched'] == [31]
+    assert result['rules'][1]['matched'] == [32, 35, 38, 39, 40]
+    assert by_irq(result)[31]['rule'] == 0 and by_irq(result)[32]['rule'] == 1
+
+
+def test_check_mode(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]}, check_mode=True, diff=True)
+    assert not failed and result['changed']
+    irqs = by_irq(result)
+    assert (irqs[31]['status'], irqs[31]['after']) == ('changed', '0')
+    assert irqs[34]['status'] == 'changed'
+    assert aff(guest, 31) == '1' and aff(guest, 34) == '1'
+
+
+def test_write_failure_fails_module(guest):
+    guest.fail_writes(AFF % 32, errno.EINVAL)
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme[01]q0$', 'cpus': '0'}]})
+    assert failed
+    assert 'IRQ 32 (nvme1q0)' in result['msg'] and 'Invalid argument' in result['msg']
+    irqs = by_irq(result)
+    assert irqs[31]['status'] == 'changed' and irqs[32]['status'] == 'failed'
+
+
+@pytest.mark.parametrize('rules, needle', [
+    ([{'selector': 'nvme', 'cpus': '0-'}], "rules[0].cpus='0-' is not a valid CPU list"),
+    ([{'selector': 'nvme', 'cpus': 'all'}], "rules[0].cpus='all' is not a valid CPU list"),
+    ([{'selector': 'nvme', 'cpus': '0-3'}], "rules[0].cpus='0-3' names CPU(s) 2-3 that are not online (online: 0-1)"),
+    ([{'selector': 'timer', 'cpus': '0'}, {'selector': 'nvme', 'policy': 'spread', 'cpus': [1, 5]}],
+     'rules[1].cpus=[1, 5] names CPU(s) 5 that are not online'),
+    ([{'selector': 'nvme', 'policy': 'spread'}], 'rules[0].cpus is required with policy=spread'),
+    ([{'selector': 'nvme'}], 'rules[0].cpus is required with policy=cpus'),
+    ([{'selector': 'nvme(', 'cpus': '0'}], "rules[0].selector='nvme(' is not a valid regular expression"),
+    ([{'selector': 'nvme', 'policy': 'local', 'cpus': ''}, {'selector': 'x', 'cpus': []}], "rules[1].cpus=[] is empty"),
+    ([], 'rules must hold at least one rule'),
+])
+def test_invalid_rules_fail_before_any_write(guest, rules, needle):
+    failed, result = run_module(irq_pin.main, {'rules': rules})
+    assert failed and needle in result['msg'], result['msg']
+    assert aff(guest, 31) == '1' and aff(guest, 0) == '0-1'
+
+
+def test_fail_on_no_match(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': 'mlx5_comp', 'cpus': '0'}], 'fail_on_no_match': True})
+    assert failed and "rules[0].selector='mlx5_comp'" in result['msg']
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': 'mlx5_comp', 'cpus': '0'}]})
+    assert not failed and result['matched_irqs'] == [] and not result['changed']
