@@ -499,6 +499,8 @@ def md_stripe_width_kb(kname):
     level = md_level_number(state['level'] or '')
     disks = state['raid_disks']
     chunk = state['chunk_kb']
+    if level not in ('0', '4', '5', '6', '10'):
+        return None, 'md array %s: level %s has no stripe' % (kname, state['level'] or '(none, array inactive)')
     if not disks or not chunk:
         return None, 'md array %s: level %s has no chunk size / raid_disks in sysfs' % (kname, state['level'])
     if level == '0':
@@ -513,9 +515,7 @@ def md_stripe_width_kb(kname):
         if disks % copies:
             return None, 'md array %s: raid10 with %d disks and %d copies has no whole-disk stripe' % (kname, disks, copies)
         data = disks // copies
-    else:
-        return None, 'md array %s: level %s has no stripe' % (kname, state['level'])
     if data < 1:
         return None, 'md array %s: no data disks' % kname
-    return chunk * data, 'md array %s: %s, %d KiB chunk x %d data disks = %d KiB stripe' % (
+    return chunk * data, 'md array %s: %s, %s KiB chunk x %s data disks = %s KiB stripe' % (
         kname, state['level'], chunk, data, chunk * data)

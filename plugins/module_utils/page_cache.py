@@ -255,6 +255,28 @@ def classify_device(dev, sysfs='/sys'):
     return 'ssd', len(leaves)  # pragma: no cover
 
 
+def readahead_window(dev, sysfs='/sys'):
+    """Most bytes one posix_fadvise(WILLNEED) call queues on this st_dev.
+
+    The kernel caps a WILLNEED request at max(read_ahead_kb, max_sectors_kb) of the
+    backing device (force_page_cache_ra); warm() advises a chunk in steps of this size so
+    the whole chunk is queued. 2 MiB (the kernel's own batch) without a block device.
+    """
+    link = os.path.join(sysfs, 'dev', 'block', '%d:%d' % (os.major(dev), os.minor(dev)))
+    if not os.path.exists(link):
+        return 2 * MIB
+    disk = os.path.realpath(link)
+    if os.path.exists(os.path.join(disk, 'partition')):
+        disk = os.path.dirname(disk)
+    best = 0
+    for name in ('read_ahead_kb', 'max_sectors_kb'):
+        try:
+            best = max(best, int(_sysfs_read(os.path.join(disk, 'queue', name), '0')))
+        except ValueError:
+            pass
+    return max(128 * 1024, best * 1024) if best else 2 * MIB
+
+
 def default_workers(devs, nproc=None, sysfs='/sys'):
     """Worker count suited to the storage holding the files; returns (workers, rule).
 
@@ -611,16 +633,17 @@ def _read_pread(fd, offset, length, _sink, buf):
     return got
 
 
-def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader='auto'):
+def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader='auto', count_files=True):
     """Read ``chunks`` (from plan()) with ``workers`` threads; returns wall seconds.
 
     Every worker takes the next chunk from a shared queue, issues posix_fadvise(WILLNEED)
-    for it (its whole I/O is queued at once instead of one readahead window at a time) and
-    reads it. ``reader``: ``sendfile`` sends the chunk to /dev/null, so the kernel fills the
+    for it, in steps of readahead_window() so that the whole chunk is queued at once
+    instead of one readahead window at a time, and then reads it. ``reader``: ``sendfile`` sends the chunk to /dev/null, so the kernel fills the
     page cache without copying the data to user space; ``pread`` uses os.preadv into a
     per-worker buffer of ``chunk_size`` bytes; ``auto`` is sendfile, switching a worker to
     pread when sendfile is not supported for a file. Sets per file: bytes_read, seconds
-    (first chunk start to last chunk end) and gbps. Raises PageCacheError on the first
+    (first chunk start to last chunk end) and gbps. ``count_files=False`` leaves
+    progress.files_done alone (retry passes). Raises PageCacheError on the first
     read error (remaining chunks are abandoned).
     """
     if reader not in ('auto', 'sendfile', 'pread'):
@@ -637,6 +660,11 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
     stop = threading.Event()
     advise = getattr(os, 'posix_fadvise', None) if fadvise else None
     willneed = getattr(os, 'POSIX_FADV_WILLNEED', 3)
+    steps = {}
+    if advise is not None:
+        for info in files:
+            if info.get('dev', 0) not in steps:
+                steps[info.get('dev', 0)] = readahead_window(info.get('dev', 0))
     use_sendfile = reader != 'pread' and hasattr(os, 'sendfile')
     sink = os.open(os.devnull, os.O_WRONLY | getattr(os, 'O_CLOEXEC', 0)) if use_sendfile else None
 
@@ -654,7 +682,9 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
                 fd = _open_ro(info['path'])
                 try:
                     if advise is not None:
-                        advise(fd, offset, length, willneed)
+                        step = steps[info.get('dev', 0)]
+                        for start in range(offset, offset + length, step):
+                            advise(fd, start, min(step, offset + length - start), willneed)
                     try:
                         got = read(fd, offset, length, sink, buf)
                     except OSError as exc:
@@ -677,7 +707,7 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
                 if info['_end'] is None or end > info['_end']:
                     info['_end'] = end
                 info['_left'] -= 1
-                if info['_left'] == 0:
+                if info['_left'] == 0 and count_files:
                     progress.files_done += 1
 
     with lock:
@@ -702,6 +732,40 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
         info['gbps'] = gbps(info['bytes_read'], end - start) if start is not None else 0.0
     if errors:
         raise PageCacheError('read failed: %s' % errors[0], 'paths')
+    return seconds
+
+
+def make_resident(files, chunks, workers, chunk_size, progress=None, residency=None, retries=2, **kwargs):
+    """warm(), re-measure, and re-read what went missing meanwhile; returns wall seconds.
+
+    Pages read early can be reclaimed before the end of a long warm-up (memory pressure,
+    proactive reclaim); up to ``retries`` extra passes re-read the chunks of files that are
+    not fully resident afterwards. Sets resident_after and passes on every file.
+    """
+    residency = residency or Residency()
+    progress = progress or Progress(sum(f['bytes_to_read'] for f in files), len(files))
+    seconds = warm(files, chunks, workers, chunk_size, progress, **kwargs) if chunks else 0.0
+    measure_after(files, residency)
+    for info in files:
+        info['passes'] = 1 if info.get('chunks') else 0
+    for _attempt in range(retries):
+        short = [f for f in files if f['resident_after'] < f['size']]
+        if not short:
+            break
+        again = [{'path': f['path'], 'size': f['size'], 'dev': f.get('dev', 0)} for f in short]
+        again, more = plan(again, chunk_size, residency)
+        if not more:
+            break
+        with progress.lock:
+            progress.bytes_total += sum(f['bytes_to_read'] for f in again)
+        seconds += warm(again, more, workers, chunk_size, progress, count_files=False, **kwargs)
+        for info, extra in zip(short, again):
+            if extra['chunks']:
+                info['passes'] += 1
+                info['bytes_read'] = info.get('bytes_read', 0) + extra['bytes_read']
+                info['seconds'] = round(info.get('seconds', 0.0) + extra['seconds'], 3)
+                info['gbps'] = gbps(info['bytes_read'], info['seconds'])
+        measure_after(short, residency)
     return seconds
 
 

@@ -152,7 +152,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 array:
-  description: The array after the call (in check mode, as planned; null for O(state=absent)).
+  description: >-
+    The array after the call (in check mode, as planned; null for O(state=absent)). When the module fails because
+    an existing array differs from the request, the existing array.
   returned: always
   type: dict
   contains:
@@ -208,11 +210,11 @@ array:
       type: str
       sample: clean
     degraded:
-      description: Number of missing devices (C(/sys/block/mdX/md/degraded)).
+      description: Number of missing devices (C(/sys/block/mdX/md/degraded); 0 for RAID0, which has no such attribute).
       type: int
       sample: 0
     sync_action:
-      description: C(/sys/block/mdX/md/sync_action) (V(idle), V(resync), V(recover), ...).
+      description: C(/sys/block/mdX/md/sync_action) (V(idle), V(resync), V(recover), ...); null for RAID0.
       type: str
       sample: idle
     sync_percent:
@@ -476,7 +478,8 @@ def array_status(module, kname, name, members=None):
         'level': level, 'raid_disks': sysstate['raid_disks'], 'chunk_kb': chunk or None,
         'metadata': export.get('MD_METADATA') or sysstate['metadata_version'],
         'status': status, 'state': detail['state'], 'array_state': sysstate['array_state'],
-        'degraded': sysstate['degraded'], 'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
+        'degraded': sysstate['degraded'] if sysstate['degraded'] is not None or status == 'inactive' else 0,
+        'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
         'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
         'members': member_list, 'missing_members': [],
     }
@@ -645,6 +648,7 @@ class Runner(object):
         self.module = module
         self.commands = []
         self.actions = []
+        self.found = None
 
     def __call__(self, action, args, data=None):
         self.commands.append(list(args))
@@ -673,6 +677,7 @@ def ensure_present(module, params, level, members, runner):
     if kname:
         array = array_status(module, kname, name, members)
         before = array
+        runner.found = array
         if array['status'] != 'inactive':
             compare(array, level, params, members)
             return before, array
@@ -825,7 +830,7 @@ def main():
                 conf_target = conf_line_for(dict(after, md_name='<homehost>:%s' % params['name']))
             result['conf_line'] = conf_target
     except MdError as exc:
-        result.update(actions=runner.actions, commands=runner.commands)
+        result.update(actions=runner.actions, commands=runner.commands, array=runner.found)
         module.fail_json(msg=to_native(exc), **result)
 
     conf_before = conf_after = None

@@ -21,10 +21,12 @@ description:
   - With O(state=resident) every file is cut into O(chunk_size) pieces; pieces whose pages are all
     resident are skipped; the rest are read by O(workers) threads from one shared queue, so a large file
     is read by all workers at once and the storage sees many large requests in flight. Each worker
-    issues C(posix_fadvise(WILLNEED)) for its piece and then reads it with C(sendfile) into C(/dev/null)
+    issues C(posix_fadvise) with C(POSIX_FADV_WILLNEED) for its piece and then reads it with C(sendfile) into C(/dev/null)
     (the kernel fills the page cache without copying the data to user space), or with C(preadv) into a
     reused per-worker buffer where C(sendfile) is not supported.
-  - With O(state=evicted) files that have resident pages get C(posix_fadvise(DONTNEED)). There is no
+  - After reading, residency is measured again; pieces reclaimed meanwhile (memory pressure, proactive reclaim) are
+    read again, at most twice, and files still not fully resident are named in a warning.
+  - With O(state=evicted) files that have resident pages get C(posix_fadvise) with C(POSIX_FADV_DONTNEED). There is no
     C(fsync) first, so dirty pages and pages mapped by running processes stay resident (reported with
     a warning).
   - Idempotent - fully resident (or, for O(state=evicted), fully evicted) files are skipped and the task
@@ -51,9 +53,10 @@ options:
     description:
       - Number of parallel reader threads (at least 1, at most 256).
       - When not set the module picks it from the storage holding the files (per file system, the
-        largest value wins, capped at 32) - NVMe, SSD and virtual (virtio, Xen) disks
-        C(max(4, CPUs, 4 x member disks)); rotational disks C(2 x member disks); file systems without
-        a block device (NFS, FUSE) C(8). Member disks are the leaves of md/dm stacks.
+        largest value wins, capped at 32) - NVMe, SSD and virtual (virtio, Xen) disks get the largest
+        of 4, the number of usable CPUs and 4 per member disk; rotational disks get 2 per member disk
+        (more parallel streams only add seeks); file systems without a block device (NFS, FUSE) get 8.
+        Member disks are the leaves of md/dm stacks.
         The choice and the reason are returned in RV(workers) and RV(workers_rule).
     type: int
   chunk_size:
@@ -273,6 +276,10 @@ total:
       description: RV(total.bytes_read) / RV(total.seconds) in decimal GB/s.
       type: float
       sample: 3.026
+    passes:
+      description: Most read passes any file needed (V(0) when nothing was read, more than V(1) when pages were reclaimed while reading and read again).
+      type: int
+      sample: 1
 files:
   description: One entry per file, in the order they were found.
   returned: always
@@ -327,6 +334,10 @@ files:
       description: RV(files[].bytes_read) / RV(files[].seconds) in decimal GB/s.
       type: float
       sample: 3.086
+    passes:
+      description: Read passes over this file (V(0) when nothing was read; up to 3 when pages were reclaimed while reading and read again).
+      type: int
+      sample: 1
 '''
 
 import os
@@ -344,16 +355,17 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     default_workers,
     evict,
     gbps,
+    make_resident,
     measure_after,
     memory_guard,
     parse_size,
     percent,
     plan,
     read_meminfo,
-    warm,
 )
 
 MAX_WORKERS_OPTION = 256
+RETRIES = 2  # extra passes over pages reclaimed while a long warm-up was still running
 MIN_CHUNK = 64 * 1024
 
 ARGUMENT_SPEC = dict(
@@ -426,6 +438,7 @@ def file_result(info, state, check_mode):
         'bytes_evicted': evicted,
         'seconds': 0.0 if check_mode else info.get('seconds', 0.0),
         'gbps': 0.0 if check_mode else info.get('gbps', 0.0),
+        'passes': 0 if check_mode or state != 'resident' else info.get('passes', 0),
     }
 
 
@@ -448,6 +461,7 @@ def totals(results, seconds, scan_seconds):
         'seconds': round(seconds, 3),
         'scan_seconds': round(scan_seconds, 3),
         'gbps': gbps(read, seconds),
+        'passes': max([r['passes'] for r in results] or [0]),
     }
 
 
@@ -496,11 +510,10 @@ def run(module):
         seconds = 0.0
         if not module.check_mode:
             if state == 'resident':
-                if chunks:
-                    seconds = warm(files, chunks, workers, chunk, progress)
+                seconds = make_resident(files, chunks, workers, chunk, progress, residency, retries=RETRIES)
             else:
                 seconds = evict(files, progress)
-            measure_after(files, residency)
+                measure_after(files, residency)
     except PageCacheError as exc:
         if status:
             status.stop(state='failed', error=exc.msg)

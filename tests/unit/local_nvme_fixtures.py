@@ -88,10 +88,10 @@ class FakeSystem(object):
         self.calls = []
         self.table = {}
         self.snapshot = None
-        self.eio_paths = set()
         self.errno_paths = {}
         self.load(snapshot)
         monkeypatch.setattr(sysfs, 'ROOT', self.root)
+
         def run_command(module, args, **kwargs):
             # a plain function, so AnsibleModule instances bind themselves as ``module``
             return self._run_command(module, args, **kwargs)

@@ -130,7 +130,7 @@ def resident_fraction(paths):
     return resident / total if total else 1.0
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise=True):
+def run_page_cache(directory, workers, chunk_size, fadvise=True, reader='auto'):
     begin = time.monotonic()
     files = pc.collect_files([directory])
     res = pc.Residency()
@@ -139,7 +139,7 @@ def run_page_cache(directory, workers, chunk_size, fadvise=True):
     pc.memory_guard(need, pc.parse_size(pc.DEFAULT_RESERVE, 'reserve'), pc.read_meminfo())
     if workers is None:
         workers, _rule = pc.default_workers([f['dev'] for f in files])
-    pc.warm(files, chunks, workers, chunk_size, fadvise=fadvise)
+    pc.warm(files, chunks, workers, chunk_size, fadvise=fadvise, reader=reader)
     pc.measure_after(files, res)
     seconds = time.monotonic() - begin
     return seconds, need
@@ -220,7 +220,8 @@ def main():
     parser.add_argument('--workers', default='', help='page_cache workers (default: the module default); '
                         'comma list with --sweep')
     parser.add_argument('--chunk-size', default='8M', help='page_cache chunk size; comma list with --sweep')
-    parser.add_argument('--no-fadvise', action='store_true', help='page_cache without posix_fadvise(WILLNEED)')
+    parser.add_argument('--fadvise', default='on', help='page_cache posix_fadvise(WILLNEED): on, off, or on,off with --sweep')
+    parser.add_argument('--reader', default='auto', help='page_cache reader: auto (sendfile), sendfile, pread; comma list with --sweep')
     parser.add_argument('--fio-splits', default='1,2,4', help='ranges per big file for fio layouts tried')
     parser.add_argument('--drop', choices=('global', 'files'), default='global',
                         help='global: sync + echo 3 > drop_caches (and DONTNEED); files: DONTNEED on the data set only')
@@ -247,17 +248,21 @@ def main():
         os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release))
 
     methods = []
-    for workers in worker_list:
-        for chunk in chunk_list:
-            label = 'page_cache w=%s chunk=%s%s' % (workers or default_w, pc.human_bytes(chunk).replace('.00', ''),
-                                                     '' if not opts.no_fadvise else ' nofadvise')
-            methods.append((label, 'page_cache', (workers, chunk)))
+    for reader in opts.reader.split(','):
+        for fadvise in opts.fadvise.split(','):
+            for workers in worker_list:
+                for chunk in chunk_list:
+                    label = 'page_cache w=%s chunk=%s%s%s' % (
+                        workers or default_w, pc.human_bytes(chunk).replace('.00 ', ''),
+                        '' if reader == 'auto' else ' ' + reader, '' if fadvise == 'on' else ' nofadvise')
+                    methods.append((label, 'page_cache', (workers, chunk, fadvise == 'on', reader)))
     if not opts.sweep:
         methods.append(('vmtouch -t', 'vmtouch', None))
         for splits in [int(s) for s in opts.fio_splits.split(',') if s]:
             methods.append(('fio direct splits=%d' % splits, 'fio', splits))
         if opts.with_ansible:
             methods.append(('ansible -m page_cache', 'ansible', (worker_list[0], chunk_list[0])))
+    width = max(len(m[0]) for m in methods) + 1
 
     samples = {label: [] for label, _k, _a in methods}
     for rnd in range(opts.repeat):
@@ -266,7 +271,7 @@ def main():
             drop(paths, opts.drop)
             cold = resident_fraction(paths)
             if kind == 'page_cache':
-                seconds, _need = run_page_cache(opts.dir, arg[0], arg[1], not opts.no_fadvise)
+                seconds, _need = run_page_cache(opts.dir, *arg)
                 num = total
             elif kind == 'vmtouch':
                 seconds = run_vmtouch(opts.dir)
@@ -279,8 +284,8 @@ def main():
             warm = resident_fraction(paths) if kind != 'fio' else None
             samples[label].append({'seconds': seconds, 'bytes': num, 'gbps': gbps(num, seconds),
                                    'resident_before': cold, 'resident_after': warm})
-            print('  round %d  %-34s %7.2f s  %6.2f GB/s  resident %5.1f%% -> %s' % (
-                rnd + 1, label, seconds, gbps(num, seconds), cold * 100,
+            print('  round %d  %-*s %7.2f s  %6.2f GB/s  resident %5.1f%% -> %s' % (
+                rnd + 1, width, label, seconds, gbps(num, seconds), cold * 100,
                 '-' if warm is None else '%.1f%%' % (warm * 100)), flush=True)
 
     print('\nmedians over %d round(s):' % opts.repeat)
@@ -290,7 +295,7 @@ def main():
         rate = statistics.median(s['gbps'] for s in samples[label])
         best = max(s['gbps'] for s in samples[label])
         med[label] = rate
-        print('  %-34s %7.2f s  %6.2f GB/s (best %.2f)' % (label, secs, rate, best))
+        print('  %-*s %7.2f s  %6.2f GB/s (best %.2f)' % (width, label, secs, rate, best))
     if not opts.sweep:
         pc_best = max(v for k, v in med.items() if k.startswith('page_cache'))
         vmt = med['vmtouch -t']

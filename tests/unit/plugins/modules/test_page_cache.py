@@ -289,6 +289,32 @@ def test_partly_resident_file_reads_only_missing_chunks(model_dir):
     assert oracle_percent([big]) == 100.0
 
 
+def test_pages_reclaimed_while_reading_are_read_again(model_dir, monkeypatch):
+    root, paths = model_dir
+    big = os.path.join(root, 'model-00001-of-00002.safetensors')
+    real_warm = pc_utils.warm
+    passes = []
+
+    def warm_then_reclaim(files, chunks, *args, **kwargs):
+        seconds = real_warm(files, chunks, *args, **kwargs)
+        passes.append(sorted((files[i]['path'], off) for i, off, _len in chunks))
+        if len(passes) == 1:  # reclaim 4 MiB of the big file before the module re-measures
+            fd = os.open(big, os.O_RDONLY)
+            os.posix_fadvise(fd, 2 * MIB, 4 * MIB, os.POSIX_FADV_DONTNEED)
+            os.close(fd)
+        return seconds
+
+    monkeypatch.setattr(pc_utils, 'warm', warm_then_reclaim)
+    result = ok({'paths': [root], 'chunk_size': '1M'})
+    assert len(passes) == 2
+    assert passes[1] == [(big, off * MIB) for off in (2, 3, 4, 5)]
+    entry = [f for f in result['files'] if f['path'] == big][0]
+    assert entry['passes'] == 2 and entry['percent_after'] == 100.0
+    assert entry['bytes_read'] == entry['size'] + 4 * MIB
+    assert result['total']['passes'] == 2 and result['total']['percent_after'] == 100.0
+    assert oracle_percent([big]) == 100.0
+
+
 def test_memory_guard_fails_before_reading(model_dir, monkeypatch):
     root, paths = model_dir
     need = sum(LAYOUT.values())
