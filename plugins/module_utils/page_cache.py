@@ -10,9 +10,11 @@ Standard library only, so tools/bench/page_cache_bench.py can load this file dir
   cannot be mapped. Both need root, or ownership of / write access to the file, to see other
   processes' cache (kernel restriction since 5.0); the module is meant to run with become.
 - Warming splits every file into ``chunk_size`` pieces that are skipped when already fully
-  resident; a pool of threads reads the pieces (posix_fadvise WILLNEED for the piece, then
-  os.preadv into a per-thread reused buffer), so one large file is read by all workers at once
-  and the device sees ``workers`` large requests in flight instead of one readahead window.
+  resident; a pool of threads reads the pieces from one queue (sendfile(2) to /dev/null, so
+  no copy to user space, or os.preadv into a per-thread reused buffer; posix_fadvise WILLNEED
+  first where the device readahead window is smaller than a piece), so one large file is read
+  by all workers at once and the device sees ``workers`` streams in flight instead of one
+  readahead window.
 - Eviction is posix_fadvise(DONTNEED) per file (no fsync: dirty or mapped pages stay).
 """
 
@@ -633,18 +635,22 @@ def _read_pread(fd, offset, length, _sink, buf):
     return got
 
 
-def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader='auto', count_files=True):
+def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', reader='auto', count_files=True):
     """Read ``chunks`` (from plan()) with ``workers`` threads; returns wall seconds.
 
-    Every worker takes the next chunk from a shared queue, issues posix_fadvise(WILLNEED)
-    for it, in steps of readahead_window() so that the whole chunk is queued at once
-    instead of one readahead window at a time, and then reads it. ``reader``: ``sendfile`` sends the chunk to /dev/null, so the kernel fills the
-    page cache without copying the data to user space; ``pread`` uses os.preadv into a
-    per-worker buffer of ``chunk_size`` bytes; ``auto`` is sendfile, switching a worker to
-    pread when sendfile is not supported for a file. Sets per file: bytes_read, seconds
-    (first chunk start to last chunk end) and gbps. ``count_files=False`` leaves
-    progress.files_done alone (retry passes). Raises PageCacheError on the first
-    read error (remaining chunks are abandoned).
+    Every worker takes the next chunk from a shared queue and reads it. ``reader``:
+    ``sendfile`` sends the chunk to /dev/null, so the kernel fills the page cache without
+    copying the data to user space; ``pread`` uses os.preadv into a per-worker buffer of
+    ``chunk_size`` bytes; ``auto`` is sendfile, switching a worker to pread when sendfile is
+    not supported for a file.
+    ``fadvise``: ``auto`` first issues posix_fadvise(WILLNEED) for the chunk, in steps of
+    readahead_window(), when that window is smaller than the chunk (the kernel's own
+    readahead would otherwise keep only one window of the chunk in flight); True always,
+    False never. Measured on a device whose window already covers the chunk, the extra
+    call only slowed reading down (docs/benchmarks.md).
+    Sets per file: bytes_read, seconds (first chunk start to last chunk end) and gbps.
+    ``count_files=False`` leaves progress.files_done alone (retry passes).
+    Raises PageCacheError on the first read error (remaining chunks are abandoned).
     """
     if reader not in ('auto', 'sendfile', 'pread'):
         raise PageCacheError('reader must be auto, sendfile or pread, got %r' % (reader,))
@@ -658,13 +664,17 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
     lock = progress.lock
     errors = []
     stop = threading.Event()
+    if fadvise not in ('auto', True, False):
+        raise PageCacheError('fadvise must be auto, True or False, got %r' % (fadvise,))
     advise = getattr(os, 'posix_fadvise', None) if fadvise else None
     willneed = getattr(os, 'POSIX_FADV_WILLNEED', 3)
-    steps = {}
+    steps = {}  # st_dev -> WILLNEED step in bytes, or None for no WILLNEED
     if advise is not None:
         for info in files:
-            if info.get('dev', 0) not in steps:
-                steps[info.get('dev', 0)] = readahead_window(info.get('dev', 0))
+            dev = info.get('dev', 0)
+            if dev not in steps:
+                window = readahead_window(dev)
+                steps[dev] = window if fadvise is True or window < chunk_size else None
     use_sendfile = reader != 'pread' and hasattr(os, 'sendfile')
     sink = os.open(os.devnull, os.O_WRONLY | getattr(os, 'O_CLOEXEC', 0)) if use_sendfile else None
 
@@ -681,8 +691,8 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise=True, reader
             try:
                 fd = _open_ro(info['path'])
                 try:
-                    if advise is not None:
-                        step = steps[info.get('dev', 0)]
+                    step = steps.get(info.get('dev', 0))
+                    if step:
                         for start in range(offset, offset + length, step):
                             advise(fd, start, min(step, offset + length - start), willneed)
                     try:

@@ -18,7 +18,9 @@ description:
     controllers and namespace block devices (C(/dev/nvmeXnY)) with their state.
   - Whether a connection exists is read from sysfs - C(/sys/class/nvme/nvme*/{transport,address,subsysnqn,state,hostnqn})
     and C(/sys/class/nvme-subsystem) - never from nvme-cli's messages. A controller that is
-    C(connecting) or C(resetting) (the kernel is reconnecting by itself) counts as connected.
+    C(connecting) or C(resetting) (the kernel is reconnecting by itself) is not connected again, but it
+    gets O(retries) x O(retry_delay) seconds to become C(live); after that the run fails, naming the
+    address (the target is unreachable).
   - Before connecting, the target's discovery controller is asked for its discovery log
     (C(nvme discover -o json)), with O(retries) attempts; the run fails with the address when the
     target cannot be reached, and with the host NQN when the subsystem is not offered to this host
@@ -1038,6 +1040,9 @@ def run(module, nvme, conns, portals, result, check):
             if entry['action'] == 'disconnected':
                 for ctrl in entry['matched']:
                     disconnect(module, nvme, entry['conn'], ctrl)
+        for entry in plan:
+            if entry['conn']['state'] == 'present' and entry['action'] in ('unchanged', 'updated'):
+                wait_reconnected(module, entry)
         for path, content, mode in files:
             if content is None:
                 remove_file(path)
@@ -1250,6 +1255,28 @@ def wait_live(module, conn):
             raise ConnectError('connections[%d]: %s (subsystem %s) not live %ds after connecting: %s' % (
                 conn['index'], describe(conn), conn['subnqn'], module.params['connect_timeout'], state))
         time.sleep(0.5)
+
+
+def wait_reconnected(module, entry):
+    """A wanted connection whose controllers are all reconnecting: give the kernel ``retries`` x
+    ``retry_delay`` seconds, then fail - the target is unreachable."""
+    params = module.params
+    conn = entry['conn']
+    names = [c['name'] for c in entry['matched']]
+    attempts = 0
+    while True:
+        attempts += 1
+        mine = [c for c in fabrics.controllers() if c['name'] in names and fabrics.matches(c, conn)]
+        if not mine or any(c['state'] == 'live' for c in mine):
+            return
+        if attempts >= params['retries']:
+            raise ConnectError(
+                'connections[%d]: target %s (subsystem %s) unreachable: %s still not live after %d attempts %ds apart '
+                '(the kernel keeps reconnecting for ctrl_loss_tmo=%s s)' % (
+                    conn['index'], describe(conn), conn['subnqn'],
+                    ', '.join('%s is %s' % (c['name'], c['state']) for c in mine), attempts, params['retry_delay'],
+                    ', '.join(str(c['ctrl_loss_tmo']) for c in mine)))
+        time.sleep(params['retry_delay'])
 
 
 def disconnect(module, nvme, conn, ctrl):

@@ -468,8 +468,11 @@ def validate(module):
             elif ns['size'] is not None:
                 entry['kind'] = 'file'
                 entry['create_size'] = parse_size(ns['size'], nprefix + 'size')
-                if not os.path.isdir(os.path.dirname(real)):
-                    raise InputError('%spath=%r: directory %s does not exist' % (nprefix, path, os.path.dirname(path)))
+                parent = os.path.dirname(real)
+                while parent and not os.path.exists(parent):
+                    parent = os.path.dirname(parent)
+                if not os.path.isdir(parent):
+                    raise InputError('%spath=%r: %s is not a directory' % (nprefix, path, parent))
             else:
                 raise InputError('%spath=%r does not exist (give size to create a backing file)' % (nprefix, path))
             key = os.path.realpath(real) if os.path.exists(real) else real
@@ -694,6 +697,8 @@ def apply(cfs, current, want, creates=None):
 
 def create_file(path, size):
     real = sysfs.host_path(path)
+    if not os.path.isdir(os.path.dirname(real)):
+        os.makedirs(os.path.dirname(real), 0o700)
     fd = os.open(real, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.ftruncate(fd, size)

@@ -21,9 +21,11 @@ description:
   - With O(state=resident) every file is cut into O(chunk_size) pieces; pieces whose pages are all
     resident are skipped; the rest are read by O(workers) threads from one shared queue, so a large file
     is read by all workers at once and the storage sees many large requests in flight. Each worker
-    issues C(posix_fadvise) with C(POSIX_FADV_WILLNEED) for its piece and then reads it with C(sendfile) into C(/dev/null)
-    (the kernel fills the page cache without copying the data to user space), or with C(preadv) into a
-    reused per-worker buffer where C(sendfile) is not supported.
+    reads its piece with C(sendfile) into C(/dev/null) (the kernel fills the page cache without copying
+    the data to user space), or with C(preadv) into a reused per-worker buffer where C(sendfile) is not
+    supported. When the device's readahead window (the larger of C(read_ahead_kb) and C(max_sectors_kb))
+    is smaller than a piece, the worker first queues the whole piece with C(posix_fadvise) and
+    C(POSIX_FADV_WILLNEED).
   - After reading, residency is measured again; pieces reclaimed meanwhile (memory pressure, proactive reclaim) are
     read again, at most twice, and files still not fully resident are named in a warning.
   - With O(state=evicted) files that have resident pages get C(posix_fadvise) with C(POSIX_FADV_DONTNEED). There is no
@@ -61,7 +63,8 @@ options:
     type: int
   chunk_size:
     description:
-      - Size of the pieces files are cut into for reading (and of each worker's buffer), as bytes or
+      - Size of the pieces files are cut into for reading (and of the per-worker buffer when C(sendfile) is
+        not supported), as bytes or
         with a binary unit (V(8M), V(8MiB), V(512K)). Rounded down to a multiple of the page size;
         must be between 64 KiB and 1 GiB.
     type: raw
@@ -111,15 +114,15 @@ options:
     default: 1.0
 attributes:
   check_mode:
+    description: Measures residency and reports what would be read or evicted; reads, evicts and writes nothing.
     support: full
-    details: Measures residency and reports what would be read or evicted; reads, evicts and writes nothing.
   diff_mode:
+    description: Returns the per-file and total residency before and after (the expected after, in check mode).
     support: full
-    details: Returns the per-file and total residency before and after (expected after, in check mode).
   platform:
+    description: Linux only (C(mincore), C(cachestat), C(posix_fadvise), C(/proc/meminfo)).
     support: full
     platforms: posix
-    details: Linux only (mincore/cachestat, posix_fadvise, /proc/meminfo).
 notes:
   - Since Linux 5.0, C(mincore) (and C(cachestat)) only report page-cache residency of files the caller
     owns or may write; run the task with C(become) so every file can be measured.
@@ -347,6 +350,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     GIB,
+    PAGE_SIZE,
     PageCacheError,
     Progress,
     Residency,
@@ -393,7 +397,7 @@ def validate(params, meminfo):
     if not MIN_CHUNK <= chunk <= GIB:
         raise PageCacheError('chunk_size must be between 64K and 1G, got %r (%d bytes)'
                              % (params['chunk_size'], chunk), 'chunk_size')
-    chunk -= chunk % Residency().page_size
+    chunk -= chunk % PAGE_SIZE
     reserve = parse_size(params['reserve'], 'reserve', total=meminfo.get('MemTotal', 0))
     min_size = parse_size(params['min_size'], 'min_size')
     if params['status_interval'] <= 0:

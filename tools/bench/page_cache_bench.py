@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Benchmark: page_cache warm path vs vmtouch -t vs the fio direct-read ceiling.
@@ -76,7 +76,7 @@ def make_dataset(directory, scale):
     """Create the files (random data, unique per block) unless the manifest matches."""
     files = layout(scale)
     manifest = os.path.join(directory, '.manifest.json')
-    want = {path: size for path, size in files}
+    want = dict(files)
     try:
         with open(manifest) as handle:
             have = json.load(handle)
@@ -130,7 +130,10 @@ def resident_fraction(paths):
     return resident / total if total else 1.0
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise=True, reader='auto'):
+FADVISE = {'auto': 'auto', 'on': True, 'off': False}
+
+
+def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto'):
     begin = time.monotonic()
     files = pc.collect_files([directory])
     res = pc.Residency()
@@ -213,14 +216,15 @@ def gbps(num, seconds):
 # ----------------------------------------------------------------------------- main
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     parser.add_argument('--dir', default='/var/tmp/inferops-bench')
     parser.add_argument('--scale', type=float, default=1.0, help='multiplies the shard sizes (1.0 = ~4.8 GiB)')
     parser.add_argument('--repeat', type=int, default=3)
-    parser.add_argument('--workers', default='', help='page_cache workers (default: the module default); '
-                        'comma list with --sweep')
-    parser.add_argument('--chunk-size', default='8M', help='page_cache chunk size; comma list with --sweep')
-    parser.add_argument('--fadvise', default='on', help='page_cache posix_fadvise(WILLNEED): on, off, or on,off with --sweep')
+    parser.add_argument('--workers', default='auto', help='page_cache workers, auto = the module default; '
+                        'comma list (each is measured)')
+    parser.add_argument('--chunk-size', default='8M', help='page_cache chunk size; comma list (each is measured)')
+    parser.add_argument('--fadvise', default='auto', help='page_cache posix_fadvise(WILLNEED): auto (the module: only when '
+                        'the device readahead window is smaller than a chunk), on, off; comma list with --sweep')
     parser.add_argument('--reader', default='auto', help='page_cache reader: auto (sendfile), sendfile, pread; comma list with --sweep')
     parser.add_argument('--fio-splits', default='1,2,4', help='ranges per big file for fio layouts tried')
     parser.add_argument('--drop', choices=('global', 'files'), default='global',
@@ -239,7 +243,7 @@ def main():
 
     paths = make_dataset(opts.dir, opts.scale)
     total = sum(os.path.getsize(p) for p in paths)
-    worker_list = [int(w) for w in opts.workers.split(',') if w] or [None]
+    worker_list = [None if w == 'auto' else int(w) for w in opts.workers.split(',') if w] or [None]
     chunk_list = [pc.parse_size(c, 'chunk_size') for c in opts.chunk_size.split(',')]
     default_w, rule = pc.default_workers([os.stat(p).st_dev for p in paths])
     print('data set: %d files, %s (%d bytes) in %s' % (len(paths), pc.human_bytes(total), total, opts.dir))
@@ -254,8 +258,8 @@ def main():
                 for chunk in chunk_list:
                     label = 'page_cache w=%s chunk=%s%s%s' % (
                         workers or default_w, pc.human_bytes(chunk).replace('.00 ', ''),
-                        '' if reader == 'auto' else ' ' + reader, '' if fadvise == 'on' else ' nofadvise')
-                    methods.append((label, 'page_cache', (workers, chunk, fadvise == 'on', reader)))
+                        '' if reader == 'auto' else ' ' + reader, '' if fadvise == 'auto' else ' fadvise=' + fadvise)
+                    methods.append((label, 'page_cache', (workers, chunk, FADVISE[fadvise], reader)))
     if not opts.sweep:
         methods.append(('vmtouch -t', 'vmtouch', None))
         for splits in [int(s) for s in opts.fio_splits.split(',') if s]:
@@ -297,11 +301,13 @@ def main():
         med[label] = rate
         print('  %-*s %7.2f s  %6.2f GB/s (best %.2f)' % (width, label, secs, rate, best))
     if not opts.sweep:
-        pc_best = max(v for k, v in med.items() if k.startswith('page_cache'))
         vmt = med['vmtouch -t']
         fio = max(v for k, v in med.items() if k.startswith('fio'))
-        print('\nratios (medians): page_cache/vmtouch = %.2fx (target >= 1.5x)   page_cache/fio = %.0f%% '
-              '(target >= 90%%)' % (pc_best / vmt, 100 * pc_best / fio))
+        print('\nratios of medians (fio ceiling = best fio layout, %.2f GB/s):' % fio)
+        for label, kind, _arg in methods:
+            if kind in ('page_cache', 'ansible'):
+                print('  %-*s page_cache/vmtouch = %.2fx (target >= 1.5x)   page_cache/fio = %.0f%% (target >= 90%%)'
+                      % (width, label, med[label] / vmt, 100 * med[label] / fio))
     if opts.json:
         with open(opts.json, 'w') as handle:
             json.dump({'total_bytes': total, 'samples': samples, 'default_workers': default_w,

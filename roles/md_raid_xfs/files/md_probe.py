@@ -145,10 +145,13 @@ for path in request.get('files', []):
         files[path] = None
 
 units = {}
-for unit in request.get('units', []):
-    enabled = run(['systemctl', 'is-enabled', unit])[1].strip() or 'not-found'
-    active = run(['systemctl', 'is-active', unit])[1].strip()
-    units[unit] = {'enabled': enabled, 'active': active}
+if request.get('units'):
+    proc = subprocess.run(['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState']
+                          + list(request['units']), stdout=subprocess.PIPE, universal_newlines=True, check=False)
+    for unit, block in zip(request['units'], proc.stdout.strip().split('\n\n')):
+        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
+        units[unit] = {'enabled': props.get('UnitFileState') or ('not-found' if props.get('LoadState') == 'not-found' else ''),
+                       'active': props.get('ActiveState', ''), 'load': props.get('LoadState', '')}
 
 calendars = {}
 for value in request.get('calendars', []):

@@ -146,6 +146,10 @@ def test_resolve_device_errors(tmp_path, monkeypatch, path, message):
     ('raid0', 'md127', 'md', None, False),
     ('partitioned', 'nvme4n1p1', 'partition', None, True),
     ('raid0', 'vda', 'disk', None, False),
+    # NVMe-oF over TCP with native multipath: the namespace head's "device" is the subsystem
+    ('fabrics_dm', 'nvme6n1', 'nvme-of', 'tcp', False),
+    ('fabrics_dm', 'nvme6c6n1', 'nvme-of', 'tcp', False),
+    ('fabrics_dm', 'dm-0', 'dm', None, False),
 ])
 def test_device_kind(tmp_path, monkeypatch, snapshot, kname, kind, transport, partition):
     FakeSystem(tmp_path, monkeypatch, snapshot)
@@ -221,3 +225,14 @@ def test_lsblk_all_fresh_lists_the_six_drives():
     names = [d['name'] for d in json.loads(fixture('lsblk', 'all_fresh.json'))['blockdevices']]
     assert set('nvme%dn1' % i for i in range(6)) <= set(names)
     assert os.path.exists(fixture_path('nvme', 'list.json'))
+
+
+@pytest.mark.parametrize('path, kname', [
+    ('/dev/mapper/labdm', 'dm-0'),
+    ('/dev/disk/by-id/dm-name-labdm', 'dm-0'),
+    ('/dev/disk/by-id/nvme-uuid.7732c940-152c-43d6-b25e-5d05071a4597', 'nvme6n1'),
+    ('/dev/disk/by-id/nvme-Linux_dd6325a06db6b137b40e', 'nvme6n1'),
+])
+def test_resolve_fabrics_and_dm(tmp_path, monkeypatch, path, kname):
+    FakeSystem(tmp_path, monkeypatch, 'fabrics_dm')
+    assert blockdev.resolve_device(path)['kname'] == kname

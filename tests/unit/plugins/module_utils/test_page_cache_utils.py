@@ -266,7 +266,8 @@ def test_plan_rounds_chunk_size_to_pages_and_windows(cold_file, monkeypatch):
 
 # --------------------------------------------------------------------------- warming and eviction
 
-@pytest.mark.parametrize('reader, fadvise', [('auto', True), ('sendfile', False), ('pread', True), ('pread', False)])
+@pytest.mark.parametrize('reader, fadvise', [('auto', 'auto'), ('sendfile', True), ('sendfile', False), ('pread', True),
+                                             ('pread', False)])
 def test_warm_makes_file_resident(cold_file, reader, fadvise):
     files, chunks = pc.plan(pc.collect_files([cold_file]), 512 * 1024)
     progress = pc.Progress(files[0]['bytes_to_read'], 1)
@@ -276,6 +277,35 @@ def test_warm_makes_file_resident(cold_file, reader, fadvise):
     assert files[0]['bytes_read'] == size and files[0]['gbps'] > 0 and files[0]['seconds'] > 0
     assert progress.bytes_done == size and progress.files_done == 1
     assert pc.Residency().resident_path(cold_file) == size
+
+
+def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatch):
+    calls = []
+    real = os.posix_fadvise
+
+    def spy(fd, offset, length, advice):
+        if advice == os.POSIX_FADV_WILLNEED:
+            calls.append((offset, length))
+        return real(fd, offset, length, advice)
+
+    monkeypatch.setattr(pc.os, 'posix_fadvise', spy)
+    monkeypatch.setattr(pc, 'readahead_window', lambda dev, sysfs='/sys': 256 * 1024)
+    files, chunks = pc.plan(pc.collect_files([cold_file]), MIB)
+    pc.warm(files, chunks, 2, MIB)
+    size = os.path.getsize(cold_file)
+    assert sorted(calls) == [(off, min(256 * 1024, size - off)) for off in range(0, size, 256 * 1024)]
+    assert pc.Residency().resident_path(cold_file) == size
+
+    drop(cold_file)
+    del calls[:]
+    monkeypatch.setattr(pc, 'readahead_window', lambda dev, sysfs='/sys': MIB)  # window covers the chunk
+    files, chunks = pc.plan(pc.collect_files([cold_file]), MIB)
+    pc.warm(files, chunks, 2, MIB)
+    assert calls == []
+    pc.warm(files, chunks, 2, MIB, fadvise=True)
+    assert len(calls) == len(chunks)
+    with pytest.raises(pc.PageCacheError):
+        pc.warm(files, chunks, 2, MIB, fadvise='sometimes')
 
 
 def test_warm_falls_back_to_pread_when_sendfile_is_unsupported(cold_file, monkeypatch):

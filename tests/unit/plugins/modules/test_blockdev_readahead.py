@@ -222,3 +222,22 @@ def test_udev_serial_fallback(raid):
     assert not failed, result
     assert result['devices'][0]['rule_match'] == \
         'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_SERIAL}=="QEMU_NVMe_Ctrl_LABMODEL0_1", ATTR{nsid}=="1"'
+
+
+def test_nvme_of_and_dm(tmp_path, monkeypatch):
+    """Pass 3 recording: nvme6n1 over nvmet-tcp (multipath head) and dm-0 (labdm, no DM_UUID)."""
+    system = FakeSystem(tmp_path, monkeypatch, 'fabrics_dm')
+    system.on(['udevadm', 'info', '--query=property', '--name=/dev/nvme6n1'], out='@udevadm/nvme_of.txt')
+    system.on(['udevadm', 'info', '--query=property', '--name=/dev/dm-0'], out='@udevadm/dm_labdm.txt')
+    rules = tmp_path / 'ra.rules'
+    failed, result = run_module(blockdev_readahead.main, {
+        'devices': [{'device': '/dev/disk/by-id/nvme-uuid.7732c940-152c-43d6-b25e-5d05071a4597', 'read_ahead_kb': 1024},
+                    {'device': '/dev/mapper/labdm', 'read_ahead_kb': 2048}],
+        'persistent': 'present', 'rules_file': str(rules)})
+    assert not failed, result
+    nvme, dm = result['devices']
+    assert (nvme['kname'], nvme['kind'], nvme['transport'], nvme['after']) == ('nvme6n1', 'nvme-of', 'tcp', 1024)
+    assert nvme['rule_match'] == 'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_WWN}=="uuid.7732c940-152c-43d6-b25e-5d05071a4597"'
+    assert (dm['kname'], dm['kind'], dm['after']) == ('dm-0', 'dm', 2048)
+    assert dm['rule_match'] == 'KERNEL=="dm-*", ENV{DM_NAME}=="labdm"'
+    assert ra(system, 'nvme6n1') == 1024 and ra(system, 'dm-0') == 2048
