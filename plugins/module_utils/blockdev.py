@@ -503,18 +503,14 @@ def md_stripe_width_kb(kname):
         return None, 'md array %s: level %s has no stripe' % (kname, state['level'] or '(none, array inactive)')
     if not disks or not chunk:
         return None, 'md array %s: level %s has no chunk size / raid_disks in sysfs' % (kname, state['level'])
-    if level == '0':
-        data = disks
-    elif level in ('4', '5'):
-        data = disks - 1
-    elif level == '6':
-        data = disks - 2
-    elif level == '10':
+    if level == '10':
         layout = state['layout'] or 0
         copies = max(1, layout & 0xff) * max(1, (layout >> 8) & 0xff)
         if disks % copies:
             return None, 'md array %s: raid10 with %d disks and %d copies has no whole-disk stripe' % (kname, disks, copies)
         data = disks // copies
+    else:
+        data = disks - {'0': 0, '4': 1, '5': 1, '6': 2}[level]
     if data < 1:
         return None, 'md array %s: no data disks' % kname
     return chunk * data, 'md array %s: %s, %s KiB chunk x %s data disks = %s KiB stripe' % (

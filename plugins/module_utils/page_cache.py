@@ -40,6 +40,7 @@ MAP_WINDOW = GIB  # bytes mapped per mincore() call; keeps the page vector <= 25
 SYS_CACHESTAT = 451  # same number on every Linux architecture (new-style syscall table)
 
 DEFAULT_CHUNK_SIZE = 8 * MIB
+PREAD_BUFFER = 8 * MIB  # per-worker buffer of the preadv fallback; larger chunks are read in pieces
 DEFAULT_RESERVE = '1G'
 MAX_WORKERS = 32
 
@@ -531,14 +532,29 @@ class Progress:
         self.files_done = 0
         self.started = time.time()
         self.started_mono = time.monotonic()
+        self.io_started_mono = None  # set by set_state() when reading or evicting begins
+        self.io_ended_mono = None  # set by set_state() at done / failed: the rate stops there
         self.state = 'scanning'
+
+    def set_state(self, state):
+        with self.lock:
+            self.state = state
+            if state in ('reading', 'evicting') and self.io_started_mono is None:
+                self.io_started_mono = time.monotonic()
+            elif state in ('done', 'failed') and self.io_ended_mono is None:
+                self.io_ended_mono = time.monotonic()
 
     def snapshot(self):
         with self.lock:
             done, total = self.bytes_done, self.bytes_total
             files_done, files_total, state = self.files_done, self.files_total, self.state
-        elapsed = max(time.monotonic() - self.started_mono, 1e-9)
-        rate = done / elapsed
+            io_started, io_ended = self.io_started_mono, self.io_ended_mono
+        now_mono = time.monotonic()
+        elapsed = now_mono - self.started_mono
+        if io_started is not None:
+            rate = done / max((io_ended or now_mono) - io_started, 1e-9)
+        else:
+            rate = 0.0
         remaining = max(total - done, 0)
         eta = 0.0 if remaining == 0 else (round(remaining / rate, 1) if rate > 0 else None)
         now = time.time()
@@ -604,9 +620,12 @@ class StatusWriter:
             self.write()
 
     def stop(self, **final):
+        """Stop the writer thread and write once more; ``state`` in final goes to Progress."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if 'state' in final:
+            self.progress.set_state(final.pop('state'))
         self.write(**final)
 
 
@@ -625,10 +644,11 @@ def _read_sendfile(fd, offset, length, sink, _buf):
 
 
 def _read_pread(fd, offset, length, _sink, buf):
-    """Read [offset, offset+length) with preadv into the worker's reused buffer."""
+    """Read [offset, offset+length) with preadv into the worker's reused buffer (piece by piece)."""
     got = 0
+    size = len(buf)
     while got < length:
-        num = os.preadv(fd, [buf[:length - got]], offset + got)
+        num = os.preadv(fd, [buf[:min(size, length - got)]], offset + got)
         if num <= 0:
             break
         got += num
@@ -641,7 +661,7 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
     Every worker takes the next chunk from a shared queue and reads it. ``reader``:
     ``sendfile`` sends the chunk to /dev/null, so the kernel fills the page cache without
     copying the data to user space; ``pread`` uses os.preadv into a per-worker buffer of
-    ``chunk_size`` bytes; ``auto`` is sendfile, switching a worker to pread when sendfile is
+    min(chunk_size, PREAD_BUFFER) bytes; ``auto`` is sendfile, switching a worker to pread when sendfile is
     not supported for a file.
     ``fadvise``: ``auto`` first issues posix_fadvise(WILLNEED) for the chunk, in steps of
     readahead_window(), when that window is smaller than the chunk (the kernel's own
@@ -676,11 +696,12 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
                 window = readahead_window(dev)
                 steps[dev] = window if fadvise is True or window < chunk_size else None
     use_sendfile = reader != 'pread' and hasattr(os, 'sendfile')
+    bufsize = min(chunk_size, PREAD_BUFFER)
     sink = os.open(os.devnull, os.O_WRONLY | getattr(os, 'O_CLOEXEC', 0)) if use_sendfile else None
 
     def worker():
         read = _read_sendfile if use_sendfile else _read_pread
-        buf = None if use_sendfile else memoryview(bytearray(chunk_size))
+        buf = None if use_sendfile else memoryview(bytearray(bufsize))
         while not stop.is_set():
             try:
                 index, offset, length = queue.popleft()
@@ -700,7 +721,7 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
                     except OSError as exc:
                         if read is not _read_sendfile or reader != 'auto' or exc.errno not in _SENDFILE_UNSUPPORTED:
                             raise
-                        read, buf = _read_pread, memoryview(bytearray(chunk_size))
+                        read, buf = _read_pread, memoryview(bytearray(bufsize))
                         got = read(fd, offset, length, sink, buf)
                 finally:
                     os.close(fd)
@@ -720,8 +741,7 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
                 if info['_left'] == 0 and count_files:
                     progress.files_done += 1
 
-    with lock:
-        progress.state = 'reading'
+    progress.set_state('reading')
     begin = time.monotonic()
     count = max(1, min(workers, len(chunks)))
     threads = [threading.Thread(target=worker, name='page-cache-%d' % i) for i in range(count)]
@@ -797,8 +817,7 @@ def evict(files, progress=None):
     begin = time.monotonic()
     dontneed = getattr(os, 'POSIX_FADV_DONTNEED', 4)
     if progress is not None:
-        with progress.lock:
-            progress.state = 'evicting'
+        progress.set_state('evicting')
     for info in files:
         info['seconds'] = 0.0
         if not info.get('resident_before'):

@@ -205,7 +205,8 @@ def run_ansible(directory, workers, chunk_size):
     binary = os.path.join(ROOT, '.venv', 'bin', 'ansible')
     begin = time.monotonic()
     subprocess.run([binary, 'localhost', '-c', 'local', '-i', 'localhost,', '-m', 'inferops.node.page_cache',
-                    '-a', args], check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
+                    '-a', args, '-e', 'ansible_python_interpreter=%s' % sys.executable],
+                   check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     return time.monotonic() - begin
 
 
@@ -248,8 +249,8 @@ def main():
     default_w, rule = pc.default_workers([os.stat(p).st_dev for p in paths])
     print('data set: %d files, %s (%d bytes) in %s' % (len(paths), pc.human_bytes(total), total, opts.dir))
     print('module default workers: %d (%s)' % (default_w, rule))
-    print('machine: %d CPUs, MemAvailable %s, kernel %s' % (
-        os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release))
+    print('machine: %d CPUs, MemAvailable %s, kernel %s, load average %.2f %.2f %.2f' % (
+        (os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release) + os.getloadavg()))
 
     methods = []
     for reader in opts.reader.split(','):
@@ -292,7 +293,7 @@ def main():
                 rnd + 1, width, label, seconds, gbps(num, seconds), cold * 100,
                 '-' if warm is None else '%.1f%%' % (warm * 100)), flush=True)
 
-    print('\nmedians over %d round(s):' % opts.repeat)
+    print('\nmedians over %d round(s) (load average now %.2f %.2f %.2f):' % ((opts.repeat,) + os.getloadavg()))
     med = {}
     for label, _kind, _arg in methods:
         secs = statistics.median(s['seconds'] for s in samples[label])

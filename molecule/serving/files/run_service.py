@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Test glue for molecule/serving: run a rendered compose service without docker.
@@ -249,7 +248,7 @@ def cmd_stop(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
     sub = parser.add_subparsers(dest='action', required=True)
     start = sub.add_parser('start')
     start.add_argument('--compose', required=True)

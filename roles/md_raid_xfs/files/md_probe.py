@@ -128,9 +128,9 @@ for spec in request.get('arrays', []):
             entry.update(usage='data', detail='carries the md superblock of another array (%s, UUID %s)' % (
                 tags.get('LABEL'), tags.get('UUID')))
         elif tags.get('TYPE') or tags.get('PTTYPE'):
-            what = ('a %s filesystem' % tags['TYPE']) if tags.get('TYPE') else ('a %s partition table' % tags['PTTYPE'])
-            extra = ''.join(' %s %s' % (k, tags[k]) for k in ('UUID', 'LABEL') if tags.get(k))
-            entry.update(usage='data', detail='holds %s%s' % (what, extra))
+            what = ('a filesystem (%s' % tags['TYPE']) if tags.get('TYPE') else ('a partition table (%s' % tags['PTTYPE'])
+            extra = ''.join(', %s %s' % (k, tags[k]) for k in ('UUID', 'LABEL') if tags.get(k))
+            entry.update(usage='data', detail='holds %s%s)' % (what, extra))
         else:
             entry.update(usage='free', detail='free')
 

@@ -279,6 +279,23 @@ def test_warm_makes_file_resident(cold_file, reader, fadvise):
     assert pc.Residency().resident_path(cold_file) == size
 
 
+def test_pread_reads_big_chunks_through_a_smaller_buffer(cold_file, monkeypatch):
+    monkeypatch.setattr(pc, 'PREAD_BUFFER', 256 * 1024)
+    sizes = []
+    real = os.preadv
+
+    def spy(fd, buffers, offset):
+        sizes.append(len(buffers[0]))
+        return real(fd, buffers, offset)
+
+    monkeypatch.setattr(pc.os, 'preadv', spy)
+    files, chunks = pc.plan(pc.collect_files([cold_file]), 2 * MIB)
+    pc.warm(files, chunks, 2, 2 * MIB, reader='pread')
+    assert max(sizes) == 256 * 1024
+    assert files[0]['bytes_read'] == os.path.getsize(cold_file)
+    assert pc.Residency().resident_path(cold_file) == os.path.getsize(cold_file)
+
+
 def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatch):
     calls = []
     real = os.posix_fadvise
@@ -359,8 +376,8 @@ def test_status_writer_is_periodic_and_atomic(tmp_path):
     writer.start()
     first = json.loads(open(path).read())
     assert first['state'] == 'scanning' and first['bytes_done'] == 0 and first['eta_seconds'] is None
+    progress.set_state('reading')
     with progress.lock:
-        progress.state = 'reading'
         progress.bytes_done = 250
     deadline = time.time() + 5
     while time.time() < deadline:
