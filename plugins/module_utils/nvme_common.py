@@ -52,7 +52,7 @@ TRANSPORTS = ('tcp', 'rdma', 'fc')
 IP_TRANSPORTS = ('tcp', 'rdma')
 NQN_MAX_BYTES = 223
 
-_UUID_NQN_RE = re.compile(r'^nqn\.2014-08\.org\.nvmexpress:uuid:(?P<uuid>[0-9a-fA-F-]{36})$')
+_UUID_NQN_PREFIX = 'nqn.2014-08.org.nvmexpress:uuid:'
 # nqn.<year>-<month>.<reverse domain name>:<user string>; the domain labels are
 # letters, digits and hyphens (not at a label's ends).
 _NQN_RE = re.compile(
@@ -80,10 +80,9 @@ def check_nqn(value, option, allow_discovery=False):
         if allow_discovery:
             return value
         raise NvmeInputError('%s=%r is the discovery NQN, not an NVM subsystem or host NQN' % (option, value))
-    found = _UUID_NQN_RE.match(value)
-    if found:
-        if not _UUID_RE.match(found.group('uuid')):
-            raise NvmeInputError('%s=%r: the uuid part is not a UUID' % (option, value))
+    if value.startswith(_UUID_NQN_PREFIX):
+        if not _UUID_RE.match(value[len(_UUID_NQN_PREFIX):]):
+            raise NvmeInputError('%s=%r: the part after %s is not a UUID' % (option, value, _UUID_NQN_PREFIX))
         return value
     found = _NQN_RE.match(value)
     if not found:

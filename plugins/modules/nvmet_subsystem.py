@@ -298,6 +298,16 @@ def parse_size(value, option):
     return int(found.group('num')) * 1024 ** ' KMGT'.index(found.group('unit') or ' ')
 
 
+def backing_kind(real):
+    """'block', 'file' or None for an existing path."""
+    mode = os.stat(real).st_mode
+    if stat.S_ISBLK(mode):
+        return 'block'
+    if stat.S_ISREG(mode):
+        return 'file'
+    return None
+
+
 def derived_uuid(nqn, nsid):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, 'nvmet:%s:%d' % (nqn, nsid)))
 
@@ -456,12 +466,8 @@ def validate(module):
             entry = {'path': path, 'enable': 1 if ns['enabled'] else 0, 'create_size': None, 'prefix': nprefix}
             real = sysfs.host_path(path)
             if os.path.exists(real):
-                mode = os.stat(real).st_mode
-                if stat.S_ISBLK(mode):
-                    entry['kind'] = 'block'
-                elif stat.S_ISREG(mode):
-                    entry['kind'] = 'file'
-                else:
+                entry['kind'] = backing_kind(real)
+                if entry['kind'] is None:
                     raise InputError('%spath=%r is neither a block device nor a regular file' % (nprefix, path))
                 if ns['size'] is not None:
                     parse_size(ns['size'], nprefix + 'size')

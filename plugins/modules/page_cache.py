@@ -489,6 +489,8 @@ def run(module):
         status = StatusWriter(params['status_file'], progress, params['status_interval'],
                               extra={'mode': state})
         status.start()
+    finished = False
+    error = 'unexpected error, see the task result'
     try:
         scan_start = time.monotonic()
         files = collect_files(params['paths'], params['include'], params['exclude'], min_size)
@@ -502,7 +504,6 @@ def run(module):
         files, chunks = plan(files, chunk, residency)
         scan_seconds = time.monotonic() - scan_start
         with progress.lock:
-            progress.files_total = len(files)
             if state == 'resident':
                 progress.bytes_total = sum(f['bytes_to_read'] for f in files)
                 progress.files_total = sum(1 for f in files if f['chunks'])
@@ -518,26 +519,31 @@ def run(module):
             else:
                 seconds = evict(files, progress)
                 measure_after(files, residency)
+        finished = True
     except PageCacheError as exc:
-        if status:
-            status.stop(state='failed', error=exc.msg)
+        error = exc.msg
         raise
+    finally:
+        if status and not finished:
+            status.stop(state='failed', error=error)
 
     results = [file_result(f, state, module.check_mode) for f in files]
     total = totals(results, seconds, scan_seconds)
+    if state == 'resident':
+        changed = total['bytes_to_read'] > 0 if module.check_mode else total['bytes_read'] > 0
+    else:
+        changed = total['resident_before'] > 0 if module.check_mode else total['bytes_evicted'] > 0
     if status:
-        status.stop(state='done', changed=total['files_changed'] > 0)
+        status.stop(state='done', changed=changed)
         if status.error:
             module.warn('could not write status_file %s' % status.error)
 
     if state == 'resident':
-        changed = total['bytes_to_read'] > 0 if module.check_mode else total['bytes_read'] > 0
         short = [r['path'] for r in results if r['percent_after'] < 100.0]
         if short and not module.check_mode:
             module.warn('%d file(s) are not fully resident after reading (memory pressure evicted pages?): %s'
                         % (len(short), ', '.join(short[:5]) + (' ...' if len(short) > 5 else '')))
     else:
-        changed = total['resident_before'] > 0 if module.check_mode else total['bytes_evicted'] > 0
         kept = [r['path'] for r in results if r['resident_after'] > 0]
         if kept and not module.check_mode:
             module.warn('%d file(s) still have resident pages after DONTNEED (dirty, or mapped by a process): %s'

@@ -364,6 +364,20 @@ def test_status_file_reports_completion(model_dir, tmp_path):
     assert os.listdir(str(status.parent)) == ['warm.json']  # no temporary file left behind
 
 
+def test_status_file_says_failed_on_unexpected_errors(model_dir, tmp_path, monkeypatch):
+    root, paths = model_dir
+    status = tmp_path / 'status.json'
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError('boom')
+
+    monkeypatch.setattr(page_cache, 'plan', broken)
+    with pytest.raises(RuntimeError):
+        run({'paths': [root], 'status_file': str(status)})
+    data = json.loads(status.read_text())
+    assert data['state'] == 'failed' and 'unexpected error' in data['error']
+
+
 def test_status_file_for_eviction(model_dir, tmp_path):
     root, paths = model_dir
     touch_all(paths)

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # -*- coding: utf-8 -*-
 # Managed by inferops.node.nvmeof_target - changes are overwritten.
 # Copyright: inferops.node contributors
@@ -110,6 +109,10 @@ def restore_static(res, config, errors):
                 print('subsystem %s: attr_%s=%s not restored: %s' % (sub['nqn'], attr, value, exc.strerror or exc), file=sys.stderr)
 
 
+def device_exists(path):
+    return os.path.exists(path)
+
+
 def restore_namespace(res, nqn, ns):
     base = 'subsystems/%s/namespaces/%d' % (nqn, ns['nsid'])
     res.mkdir(base)
@@ -118,7 +121,7 @@ def restore_namespace(res, nqn, ns):
     if res.read(base + '/enable') == '1':
         return
     path = device.get('path')
-    if path and not os.path.exists(path):
+    if path and not device_exists(path):
         raise OSError(errno.ENOENT, 'backing device %s does not exist (yet)' % path)
     if path and res.read(base + '/device_path') != path:
         res.write(base + '/device_path', path)
