@@ -159,6 +159,12 @@ def cmd_start(args):
     if pid and pid_alive(pid) and have == want:
         print(json.dumps({'changed': False, 'pid': pid, 'argv': plan['argv']}))
         return 0
+    if not pid:
+        reason = 'not started yet'
+    elif not pid_alive(pid):
+        reason = 'process %d is gone' % pid
+    else:
+        reason = 'command line changed'
     stop_group(pid, args.grace)
 
     for mount in plan['mounts']:
@@ -210,7 +216,7 @@ def cmd_start(args):
             os.sched_setaffinity(0, cpus)
 
     log = open(os.path.join(state, 'server.log'), 'ab')
-    log.write(('--- %s start: %s\n' % (time.strftime('%F %T'), ' '.join(plan['compose_command']))).encode())
+    log.write(('--- %s start (%s): %s\n' % (time.strftime('%F %T'), reason, ' '.join(plan['compose_command']))).encode())
     for note in notes:
         log.write(('--- %s\n' % note).encode())
     log.flush()
@@ -221,7 +227,7 @@ def cmd_start(args):
         handle.write('%d\n' % proc.pid)
     with open(fpfile, 'w') as handle:
         handle.write(want + '\n')
-    print(json.dumps({'changed': True, 'pid': proc.pid, 'argv': plan['argv']}))
+    print(json.dumps({'changed': True, 'pid': proc.pid, 'argv': plan['argv'], 'reason': reason}))
     return 0
 
 
