@@ -12,7 +12,7 @@ tree="$scratch/ansible_collections/inferops/node"
 mkdir -p "$tree"
 # Exactly the files git would ship: tracked plus untracked-but-not-ignored.
 (cd "$root" && git ls-files -co --exclude-standard -z) |
-  rsync -a --from0 --files-from=- "$root/" "$tree/"
+  rsync -a --from0 --ignore-missing-args --files-from=- "$root/" "$tree/"
 cd "$tree"
 export PATH="$root/.venv/bin:$PATH"
 # Dependency collections come from the ansible bundle inside the venv.

@@ -490,36 +490,32 @@ def show(unit_name, active, enabled):
 
 
 def test_persistent_present_writes_one_unit_per_connection(tmp_path, monkeypatch):
-    host = Host(tmp_path, monkeypatch, 'sysfs_tcp_live.json')
-    lab_tree(host)
+    """On compute1 after the RDMA converge: the same settings file, then nothing to do."""
+    host = Host(tmp_path, monkeypatch, 'sysfs_rdma_live.json')
+    rdma = unit('lab-pool-rdma-10.77.0.10-4420')
     host.on(['systemctl', 'daemon-reload'])
-    host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', unit()], out=show(unit(), 'inactive', 'disabled'))
-    host.on(['systemctl', 'enable', unit()])
-    host.on(['systemctl', 'start', unit()])
-    failed, result = run_module({'connections': [dict(TCP, **LAB)], 'persistent': 'present', 'boot_timeout': 600,
-                                 'boot_retry_delay': 5})
+    host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', rdma], out=show(rdma, 'inactive', 'disabled'))
+    host.on(['systemctl', 'enable', rdma])
+    host.on(['systemctl', 'start', rdma])
+    failed, result = run_module({'connections': [dict(RDMA, **LAB)], 'persistent': 'present'})
     assert not failed, result
-    assert result['changed']
-    assert result['connections'][0]['unit'] == unit()
-    assert result['units'] == [{'name': unit(), 'enabled': True, 'active': True}]
-    conf = host.read('/etc/nvme/inferops/lab-pool-tcp-10.77.0.10-4420.conf')
-    recorded = fixture('connect_unit.conf')
-    for line in recorded.splitlines():
-        if line.startswith('NVMF_') and not line.startswith('NVMF_CONNECT_ARGS'):
-            assert line in conf.splitlines()
-    assert "NVMF_CONNECT_ARGS='--transport=tcp --traddr=10.77.0.10 --trsvcid=4420 --hostnqn=%s --hostid=%s --nqn=%s %s'" % (
-        HOSTNQN, HOSTID, SUB, ' '.join(LAB_ARGS)) in conf
-    assert stat.S_IMODE(os.stat(host.path('/etc/nvme/inferops/lab-pool-tcp-10.77.0.10-4420.conf')).st_mode) == 0o600
+    assert result['changed'] and result['connections'][0]['action'] == 'unchanged'
+    assert result['connections'][0]['unit'] == rdma
+    assert result['units'] == [{'name': rdma, 'enabled': True, 'active': True}]
+    conf = '/etc/nvme/inferops/lab-pool-rdma-10.77.0.10-4420.conf'
+    assert host.read(conf) == fixture('connect_unit_rdma.conf')
+    assert stat.S_IMODE(os.stat(host.path(conf)).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(host.path(nvme_connect.HELPER)).st_mode) == 0o755
     assert host.read('/etc/systemd/system/inferops-nvmf-connect@.service') == nvme_connect.UNIT_TEXT
     assert [c[1] for c in host.ran('systemctl')] == ['daemon-reload', 'show', 'enable', 'start']
-    # second run: the recorded state of the unit on compute1 (active, enabled) - nothing to do
+    # second run, with the unit state recorded on compute1 (active, enabled): nothing to do
     host.calls[:] = []
     host.table.clear()
-    host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', unit()], out='@systemctl_show_units.txt')
-    failed, result = run_module({'connections': [dict(TCP, **LAB)], 'persistent': 'present'})
+    host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', rdma, unit()], out='@systemctl_show_rdma.txt')
+    failed, result = run_module({'connections': [dict(RDMA, **LAB), dict(TCP, state='absent')], 'persistent': 'present'})
     assert not failed and not result['changed'], result
     assert result['files_changed'] == []
+    assert result['units'] == [{'name': rdma, 'enabled': True, 'active': True}, {'name': unit(), 'enabled': False, 'active': False}]
 
 
 def test_persistent_absent_removes_the_record_and_the_shared_files(tmp_path, monkeypatch):
