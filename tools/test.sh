@@ -23,9 +23,16 @@ stage_build() { tools/check-build.sh; }
 stage_lab_image() { tools/inferops-lab image; }
 stage_molecule() { molecule test -s "$1"; }
 
-scenarios=()
+# A scenario that does not pass yet is listed in molecule/pending.txt
+# ("<scenario> <reason>"): it is reported as not run, never counted as passed.
+scenarios=() pending=()
 for file in molecule/*/molecule.yml; do
-  scenarios+=("$(basename "$(dirname "$file")")")
+  name=$(basename "$(dirname "$file")")
+  if grep -q "^$name " molecule/pending.txt 2>/dev/null; then
+    pending+=("$name")
+  else
+    scenarios+=("$name")
+  fi
 done
 
 stages=(yamllint ansible_lint changelog role_docs sanity units build lab_image)
@@ -54,5 +61,8 @@ for stage in "${stages[@]}"; do
   fi
 done
 ((failed)) && echo "failed stages: ${failed_names[*]}"
+for name in "${pending[@]}"; do
+  echo "not run (pending): molecule:$(grep "^$name " molecule/pending.txt)"
+done
 echo "summary: $passed passed, $failed failed"
 ((failed == 0))

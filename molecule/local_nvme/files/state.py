@@ -89,7 +89,8 @@ state['udev_rules'] = {
 }
 managed = ['/etc/udev/rules.d/61-inferops-nvme-sched.rules', '/etc/udev/rules.d/61-inferops-readahead.rules',
            '/etc/mdadm/mdadm.conf', '/etc/fstab', '/etc/default/irqbalance', '/etc/default/mdadm',
-           '/etc/inferops/irq-affinity.json', '/usr/local/sbin/inferops-irq-pin', '/etc/sysctl.d/91-inferops-md-raid.conf',
+           '/etc/inferops/irq-affinity.json', '/usr/local/sbin/inferops-irq-pin', '/usr/local/lib/inferops-irq-pin.py',
+           '/etc/sysctl.d/91-inferops-md-raid.conf',
            '/etc/modules-load.d/inferops-md-raid.conf', '/etc/systemd/system/inferops-irq-pin.service',
            '/etc/systemd/system/inferops-mdcheck-start.service', '/etc/systemd/system/inferops-mdcheck-start.timer',
            '/etc/systemd/system/inferops-mdcheck-continue.service', '/etc/systemd/system/inferops-mdcheck-continue.timer']

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Print the initiator's NVMe-oF state as JSON (run on the guest by verify)."""
 import glob
 import json

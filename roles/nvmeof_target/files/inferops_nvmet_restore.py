@@ -160,8 +160,9 @@ def restore(config, root, timeout, sleep=time.sleep, clock=time.monotonic):
         for ns in sub.get('namespaces', []):
             pending.append(('namespace %d of %s' % (ns['nsid'], sub['nqn']), lambda s=sub, n=ns: restore_namespace(res, s['nqn'], n)))
     for port in config.get('ports', []):
-        pending.append(('port %d (%s %s:%s)' % (port['portid'], port.get('addr', {}).get('trtype'), port.get('addr', {}).get('traddr'),
-                                                 port.get('addr', {}).get('trsvcid')), lambda p=port: restore_port(res, p)))
+        addr = port.get('addr', {})
+        name = 'port %d (%s %s:%s)' % (port['portid'], addr.get('trtype'), addr.get('traddr'), addr.get('trsvcid'))
+        pending.append((name, lambda p=port: restore_port(res, p)))
     deadline = clock() + timeout
     last = {}
     while pending:
