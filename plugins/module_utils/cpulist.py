@@ -12,6 +12,9 @@ Two kernel notations are handled:
   most significant first, separated by commas: ``00000000,00000f0f``.
 
 Every parser raises ``CpuListError`` (a ``ValueError``) naming the offending value.
+
+No Ansible imports (standard library only): the irq_affinity role installs this file on hosts,
+with ``irq.py``, for its boot-time pin script.
 """
 
 from __future__ import annotations

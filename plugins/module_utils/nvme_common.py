@@ -187,7 +187,7 @@ def kernel_config(option):
     release = sysfs.read_attr('/proc/sys/kernel/osrelease')
     text = None
     if release:
-        text = _read_text(sysfs.host_path('/boot/config-%s' % release.strip()))
+        text = sysfs.read_attr('/boot/config-%s' % release.strip())
     if text is None:
         try:
             with gzip.open(sysfs.host_path('/proc/config.gz'), 'rt') as handle:
@@ -200,11 +200,3 @@ def kernel_config(option):
     if found:
         return found.group(1)
     return 'n'
-
-
-def _read_text(path):
-    try:
-        with open(path, 'r') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None

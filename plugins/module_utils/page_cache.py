@@ -25,6 +25,7 @@ import datetime
 import errno
 import fnmatch
 import json
+import math
 import mmap
 import os
 import re
@@ -556,7 +557,8 @@ class Progress:
         else:
             rate = 0.0
         remaining = max(total - done, 0)
-        eta = 0.0 if remaining == 0 else (round(remaining / rate, 1) if rate > 0 else None)
+        # Rounded up: an ETA of 0 means done, never 'almost done'.
+        eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
         now = time.time()
         return {
             'state': state,

@@ -11,6 +11,9 @@ a buffered file object's implicit close.
 All paths are absolute paths as on the target (``/sys/...``, ``/proc/...``). Unit tests
 point ``ROOT`` at a directory holding a recorded copy of the tree; production code leaves
 it empty.
+
+No Ansible imports (standard library only): the irq_affinity role installs this file on hosts,
+with ``irq.py``, for its boot-time pin script.
 """
 
 from __future__ import annotations

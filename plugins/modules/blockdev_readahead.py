@@ -198,12 +198,12 @@ udev_reload_needed:
 
 import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 RULES_HEADER = (
@@ -351,27 +351,6 @@ def render_rules(entries, foreign):
     return '\n'.join(lines) + '\n'
 
 
-def read_file(path):
-    try:
-        with open(path, 'r') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def write_file_atomic(module, path, content):
-    directory = os.path.dirname(path) or '.'
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.inferops-readahead.', dir=directory)
-    try:
-        os.write(fd, to_bytes(content))
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
-
-
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -464,7 +443,7 @@ def main():
     rules_before = rules_after = None
     if params['persistent'] != 'ignore':
         path = params['rules_file']
-        rules_before = read_file(path)
+        rules_before = textfile.read_text(path)
         entries, foreign = parse_rules(rules_before or '')
         by_match = dict((e[0], e) for e in entries)
         for entry in plan:
@@ -507,7 +486,7 @@ def main():
             if rules_after is None:
                 os.unlink(params['rules_file'])
             else:
-                write_file_atomic(module, params['rules_file'], rules_after)
+                textfile.write_text_atomic(module, params['rules_file'], rules_after, prefix='.inferops-readahead.')
     result['udev_reload_needed'] = result['rules_changed']
     result['devices'] = [_public(e) for e in plan]
 

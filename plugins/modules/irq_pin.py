@@ -67,8 +67,9 @@ options:
 attributes:
   check_mode:
     description: >-
-      Nothing is written. Kernel-managed IRQs cannot be detected without writing, so in check mode they
-      are reported as V(changed) when their affinity differs.
+      Nothing is written. Kernel-managed IRQs cannot be detected without writing, so in check mode an IRQ
+      whose affinity differs is reported as V(changed) with RV(irqs[].managed_unknown=true) and a note in
+      RV(irqs[].msg) - a real run may report it as V(managed) instead.
     support: full
   diff_mode:
     description: Shows C(smp_affinity_list) of the matched IRQs before and after.
@@ -82,6 +83,13 @@ notes:
     (or stop irqbalance) before relying on the pinning.
   - RV(irqs[].after) is the requested affinity mask; RV(irqs[].effective) is where the kernel actually
     delivers the interrupt (C(effective_affinity_list)), usually a single CPU of the mask.
+  - Whether an IRQ is kernel-managed shows only when its affinity is written (the kernel answers EIO);
+    nothing in C(/proc) or C(/sys) tells it beforehand. In check mode and with O(list_only=true) nothing is
+    written, so an IRQ that would be written keeps RV(irqs[].status=changed) and gets
+    RV(irqs[].managed_unknown=true) and a note in RV(irqs[].msg); RV(managed_irqs) is then empty. No
+    write is made to find out.
+  - The pinning code (C(plugins/module_utils/irq.py)) is also what the C(inferops.node.irq_affinity)
+    role installs on the host to re-apply the pins at boot.
 '''
 
 EXAMPLES = r'''
@@ -154,11 +162,21 @@ irqs:
       type: str
       sample: '1'
     status:
-      description: V(changed), V(unchanged), V(managed) (kernel-managed, EIO on write) or V(failed).
+      description:
+        - V(changed), V(unchanged), V(managed) (kernel-managed, EIO on write) or V(failed).
+        - In check mode and with O(list_only=true), V(changed) means the affinity would be written; the
+          write could still be refused as V(managed), see RV(irqs[].managed_unknown).
       type: str
       sample: changed
+    managed_unknown:
+      description:
+        - V(true) when the IRQ would be written but was not (check mode, O(list_only=true)), so whether
+          the kernel manages it - and would refuse the write with EIO - is not known.
+        - V(false) after a real write (RV(irqs[].status) then says V(managed) or not) and when no write is needed.
+      type: bool
+      sample: false
     msg:
-      description: Error or note (write error, fallback used by V(local)).
+      description: Error or note (write error, fallback used by V(local), not written in check mode / list_only).
       type: str
 matched_irqs:
   description: All matched IRQ numbers, sorted (for irqbalance's ban list).
@@ -180,97 +198,16 @@ rules:
   sample: [{selector: '^nvme\d+q\d+$', policy: local, cpus: null, matched: [31, 33, 34]}]
 '''
 
-import re
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import (
-    CpuListError, format_cpulist, parse_cpulist, to_cpus,
+from ansible_collections.inferops.node.plugins.module_utils.irq import (
+    IrqError, apply, compile_rules, format_cpulist, irq_names, match_rules, online_cpus, plan,
 )
 
-
-class IrqPinError(Exception):
-    pass
-
-
-def parse_interrupts(text):
-    """Numbered IRQ lines of /proc/interrupts: list of ``{'irq', 'counts', 'chip', 'label'}``.
-
-    ``label`` is the action name(s) as printed on the line - the text after the
-    ``<hwirq>-<flow>`` column (``2-edge``, ``147456-edge``); ``irq_names`` prefers
-    ``/sys/kernel/irq/N/actions``.
-    """
-    lines = text.splitlines()
-    if not lines:
-        return []
-    ncpu = len(lines[0].split())
-    line_re = re.compile(r'^\s*(\d+):((?:\s+\d+){0,%d})(?:\s+(.*))?$' % ncpu)
-    result = []
-    for line in lines[1:]:
-        match = line_re.match(line)
-        if not match:
-            continue
-        counts = [int(c) for c in match.group(2).split()]
-        tokens = (match.group(3) or '').split()
-        chip = tokens[0] if tokens else ''
-        label = ''
-        for pos in range(1, len(tokens)):
-            if re.match(r'^\d*-[A-Za-z]\S*$', tokens[pos]):
-                label = ' '.join(tokens[pos + 1:])
-                break
-        else:
-            parts = re.split(r'\s{2,}', (match.group(3) or '').strip())
-            if len(parts) >= 2:
-                label = parts[-1]
-        result.append({'irq': int(match.group(1)), 'counts': counts, 'chip': chip, 'label': label})
-    return result
-
-
-def irq_names(text):
-    """IRQ number -> name, for every numbered IRQ of /proc/interrupts."""
-    names = {}
-    for entry in parse_interrupts(text):
-        actions = sysfs.read_attr('/sys/kernel/irq/%d/actions' % entry['irq'])
-        name = actions.strip() if actions is not None else entry['label']
-        names[entry['irq']] = name
-    return names
-
-
-def pci_numa_nodes():
-    """IRQ number -> NUMA node of the PCI device that lists it in msi_irqs."""
-    nodes = {}
-    for dev in sysfs.listdir('/sys/bus/pci/devices'):
-        base = '/sys/bus/pci/devices/%s' % dev
-        irqs = sysfs.listdir(base + '/msi_irqs')
-        if not irqs:
-            continue
-        node = sysfs.read_int(base + '/numa_node')
-        for irq in irqs:
-            if irq.isdigit():
-                nodes[int(irq)] = node
-    return nodes
-
-
-def rule_cpus(rule, index, online):
-    """Validate and expand a rule's CPU list (None when absent)."""
-    value = rule.get('cpus')
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if rule['policy'] in ('cpus', 'spread'):
-            raise IrqPinError('rules[%d].cpus is required with policy=%s' % (index, rule['policy']))
-        return None
-    try:
-        cpus = to_cpus(value)
-    except CpuListError as exc:
-        raise IrqPinError('rules[%d].cpus=%r is not a valid CPU list: %s' % (index, value, exc))
-    if not cpus:
-        raise IrqPinError('rules[%d].cpus=%r is empty' % (index, value))
-    offline = sorted(set(cpus) - set(online))
-    if offline:
-        raise IrqPinError('rules[%d].cpus=%r names CPU(s) %s that are not online (online: %s)' % (
-            index, value, format_cpulist(offline), format_cpulist(online)))
-    return cpus
+UNWRITTEN = ('not written ({reason}): whether the kernel accepts it cannot be known without writing - '
+             'a kernel-managed IRQ would refuse it with EIO and be reported as managed')
 
 
 def main():
@@ -290,25 +227,10 @@ def main():
     result = dict(changed=False, irqs=[], matched_irqs=[], managed_irqs=[], rules=[])
 
     # ---- validate every rule before reading or writing any IRQ
-    online_text = sysfs.read_attr('/sys/devices/system/cpu/online')
     try:
-        online = parse_cpulist(online_text or '')
-    except CpuListError as exc:
-        module.fail_json(msg='cannot parse /sys/devices/system/cpu/online: %s' % exc, **result)
-    if not online:
-        module.fail_json(msg='cannot read the online CPUs from /sys/devices/system/cpu/online', **result)
-    rules = []
-    try:
-        if not params['rules']:
-            raise IrqPinError('rules must hold at least one rule')
-        for index, rule in enumerate(params['rules']):
-            try:
-                pattern = re.compile(rule['selector'])
-            except re.error as exc:
-                raise IrqPinError('rules[%d].selector=%r is not a valid regular expression: %s' % (index, rule['selector'], exc))
-            rules.append({'index': index, 'selector': rule['selector'], 'pattern': pattern, 'policy': rule['policy'],
-                          'cpus': rule_cpus(rule, index, online), 'matched': []})
-    except IrqPinError as exc:
+        online = online_cpus()
+        rules = compile_rules(params['rules'], online)
+    except IrqError as exc:
         module.fail_json(msg=to_native(exc), **result)
 
     # ---- match
@@ -316,11 +238,7 @@ def main():
     if interrupts is None:
         module.fail_json(msg='cannot read /proc/interrupts', **result)
     names = irq_names(interrupts)
-    for irq in sorted(names):
-        for rule in rules:
-            if rule['pattern'].search(names[irq]):
-                rule['matched'].append(irq)
-                break
+    match_rules(rules, names)
     result['rules'] = [{'selector': r['selector'], 'policy': r['policy'],
                         'cpus': format_cpulist(r['cpus']) if r['cpus'] is not None else None,
                         'matched': list(r['matched'])} for r in rules]
@@ -331,94 +249,26 @@ def main():
             module.fail_json(msg='rules matched no IRQ: %s' % ', '.join(
                 'rules[%d].selector=%r' % (r['index'], r['selector']) for r in empty), **result)
 
-    # ---- plan
-    pci_nodes = None
-    plan = []
-    for rule in rules:
-        for position, irq in enumerate(rule['matched']):
-            base = '/proc/irq/%d' % irq
-            entry = {'irq': irq, 'name': names[irq], 'rule': rule['index'], 'policy': rule['policy'], 'node': None,
-                     'before': sysfs.read_attr(base + '/smp_affinity_list'), 'target': None, 'after': None,
-                     'effective': sysfs.read_attr(base + '/effective_affinity_list'), 'status': 'unchanged', 'msg': None}
-            if rule['policy'] == 'cpus':
-                target = rule['cpus']
-            elif rule['policy'] == 'spread':
-                target = [rule['cpus'][position % len(rule['cpus'])]]
-            else:
-                node = sysfs.read_int(base + '/node')
-                if node is None or node < 0:
-                    if pci_nodes is None:
-                        pci_nodes = pci_numa_nodes()
-                    node = pci_nodes.get(irq)
-                node_cpus = None
-                if node is not None and node >= 0:
-                    entry['node'] = node
-                    try:
-                        node_cpus = parse_cpulist(sysfs.read_attr('/sys/devices/system/node/node%d/cpulist' % node) or '')
-                    except CpuListError:
-                        node_cpus = None
-                    node_cpus = [c for c in node_cpus or [] if c in online]
-                allowed = rule['cpus'] or online
-                if node_cpus:
-                    target = [c for c in node_cpus if c in allowed]
-                    if not target:
-                        target = list(allowed)
-                        entry['msg'] = 'node %d has none of rules[%d].cpus; using them as given' % (node, rule['index'])
-                else:
-                    target = list(allowed)
-                    entry['msg'] = 'NUMA node unknown; using %s' % ('rules[%d].cpus' % rule['index'] if rule['cpus'] else 'all online CPUs')
-            entry['target'] = format_cpulist(target)
-            entry['after'] = entry['before']
-            if entry['before'] is None:
-                entry['status'] = 'failed'
-                entry['msg'] = 'cannot read %s/smp_affinity_list' % base
-            else:
-                try:
-                    current = parse_cpulist(entry['before'])
-                except CpuListError:
-                    current = None
-                if current != sorted(set(target)):
-                    entry['status'] = 'changed'
-                    entry['after'] = entry['target']
-            plan.append(entry)
-    plan.sort(key=lambda e: e['irq'])
-
-    # ---- apply
-    if not module.check_mode and not params['list_only']:
-        for entry in plan:
-            if entry['status'] != 'changed':
-                continue
-            path = '/proc/irq/%d/smp_affinity_list' % entry['irq']
-            try:
-                sysfs.write_attr(path, entry['target'])
-            except sysfs.SysfsWriteError as exc:
-                entry['after'] = sysfs.read_attr(path)
-                if exc.managed:
-                    entry['status'] = 'managed'
-                    entry['msg'] = 'kernel-managed IRQ: affinity write refused (EIO)'
-                else:
-                    entry['status'] = 'failed'
-                    entry['msg'] = to_native(exc)
-                continue
-            entry['after'] = sysfs.read_attr(path)
-            entry['effective'] = sysfs.read_attr('/proc/irq/%d/effective_affinity_list' % entry['irq'])
-            try:
-                stored = parse_cpulist(entry['after'] or '')
-            except CpuListError:
-                stored = None
-            if stored != parse_cpulist(entry['target']):
-                entry['status'] = 'failed'
-                entry['msg'] = 'wrote %s but the kernel reports %r' % (entry['target'], entry['after'])
-    result['irqs'] = plan
-    result['managed_irqs'] = [e['irq'] for e in plan if e['status'] == 'managed']
-    result['changed'] = any(e['status'] == 'changed' for e in plan) and not params['list_only']
+    # ---- plan, then apply (check mode and list_only only plan)
+    entries = plan(rules, names, online)
+    unwritten = 'list_only' if params['list_only'] else 'check mode' if module.check_mode else None
+    if unwritten is None:
+        apply(entries)
+    for entry in entries:
+        entry['managed_unknown'] = unwritten is not None and entry['status'] == 'changed'
+        if entry['managed_unknown']:
+            note = UNWRITTEN.format(reason=unwritten)
+            entry['msg'] = '%s; %s' % (entry['msg'], note) if entry['msg'] else note
+    result['irqs'] = entries
+    result['managed_irqs'] = [e['irq'] for e in entries if e['status'] == 'managed']
+    result['changed'] = any(e['status'] == 'changed' for e in entries) and not params['list_only']
     if module._diff:
         result['diff'] = dict(
             before_header='smp_affinity_list', after_header='smp_affinity_list',
-            before=''.join('%d %s: %s\n' % (e['irq'], e['name'], e['before']) for e in plan),
-            after=''.join('%d %s: %s\n' % (e['irq'], e['name'], e['before'] if params['list_only'] else e['after']) for e in plan),
+            before=''.join('%d %s: %s\n' % (e['irq'], e['name'], e['before']) for e in entries),
+            after=''.join('%d %s: %s\n' % (e['irq'], e['name'], e['before'] if params['list_only'] else e['after']) for e in entries),
         )
-    failed = [e for e in plan if e['status'] == 'failed']
+    failed = [e for e in entries if e['status'] == 'failed']
     if failed:
         module.fail_json(msg='could not pin %d IRQ(s): %s' % (len(failed), '; '.join(
             'IRQ %d (%s): %s' % (e['irq'], e['name'], e['msg']) for e in failed)), **result)

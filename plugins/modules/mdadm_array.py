@@ -274,12 +274,12 @@ initramfs_update_needed:
 
 import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 LEVELS = ('0', '1', '10', '5', '6')
@@ -618,27 +618,6 @@ def update_conf_text(text, name, device, uuid, new_line):
     return '\n'.join(kept) + '\n' if kept else ''
 
 
-def write_conf(module, path, content):
-    directory = os.path.dirname(path) or '.'
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.inferops-mdadm.', dir=directory)
-    try:
-        os.write(fd, to_bytes(content))
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o644)
-    module.atomic_move(tmp, path)
-
-
-def read_text(path):
-    try:
-        with open(path, 'r') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
 # ---------------------------------------------------------------- main
 
 class Runner(object):
@@ -836,7 +815,7 @@ def main():
     conf_before = conf_after = None
     if params['update_conf']:
         path = params['mdadm_conf']
-        conf_before = read_text(path)
+        conf_before = textfile.read_text(path)
         real_uuid = uuid if uuid and uuid != PLANNED_UUID else None
         conf_after = update_conf_text(conf_before, params['name'], '/dev/md/%s' % params['name'], real_uuid,
                                       conf_target)
@@ -846,7 +825,7 @@ def main():
             result['conf_changed'] = True
             runner.actions.append('conf_updated')
             if not module.check_mode:
-                write_conf(module, path, conf_after)
+                textfile.write_text_atomic(module, path, conf_after, prefix='.inferops-mdadm.')
     result['initramfs_update_needed'] = result['conf_changed']
     result['actions'] = runner.actions
     result['commands'] = runner.commands

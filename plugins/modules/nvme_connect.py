@@ -407,12 +407,12 @@ files_changed:
 import os
 import re
 import shlex
-import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
@@ -518,29 +518,6 @@ class ConnectError(Exception):
 
 # ------------------------------------------------------------------ helpers
 
-def read_text(path):
-    try:
-        with open(sysfs.host_path(path), 'r') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
-def write_file(module, path, content, mode):
-    real = sysfs.host_path(path)
-    directory = os.path.dirname(real)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o755)
-    fd, tmp = tempfile.mkstemp(prefix='.inferops-nvmf.', dir=directory)
-    try:
-        os.write(fd, to_bytes(content))
-    finally:
-        os.close(fd)
-    os.chmod(tmp, mode)
-    module.atomic_move(tmp, real)
-    os.chmod(real, mode)
-
-
 def remove_file(path):
     real = sysfs.host_path(path)
     if os.path.lexists(real):
@@ -586,8 +563,8 @@ class Validator(object):
 
     def host_defaults(self):
         if self._hostnqn is None:
-            self._hostnqn = (read_text(HOSTNQN_FILE) or '').strip()
-            self._hostid = (read_text(HOSTID_FILE) or '').strip()
+            self._hostnqn = (textfile.read_text(sysfs.host_path(HOSTNQN_FILE)) or '').strip()
+            self._hostid = (textfile.read_text(sysfs.host_path(HOSTID_FILE)) or '').strip()
         return self._hostnqn, self._hostid
 
     def host(self, item, prefix):
@@ -1047,7 +1024,7 @@ def run(module, nvme, conns, portals, result, check):
             if content is None:
                 remove_file(path)
             else:
-                write_file(module, path, content, mode)
+                textfile.write_text_atomic(module, sysfs.host_path(path), content, prefix='.inferops-nvmf.', mode=mode, force_mode=True)
 
     result['files_changed'] = [f[0] for f in files]
     changed = any(e['action'] not in ('unchanged', 'absent') for e in plan) or bool(files)
@@ -1095,7 +1072,7 @@ def run(module, nvme, conns, portals, result, check):
                       before=before_lines, after=after_lines if not check else planned_lines(before_lines, plan))]
         for path, content, mode in files:
             diffs.append(dict(before_header=path, after_header=path,
-                              before=masked_file(path, read_text(path) or ''), after=masked_file(path, content or '')))
+                              before=masked_file(path, textfile.read_text(sysfs.host_path(path)) or ''), after=masked_file(path, content or '')))
         result['diff'] = diffs
 
 
@@ -1146,7 +1123,7 @@ def plan_files(module, plan):
     files = []
     for path in sorted(wanted):
         content = wanted[path]
-        current = read_text(path)
+        current = textfile.read_text(sysfs.host_path(path))
         mode = 0o755 if path == HELPER else (0o600 if path.endswith('.conf') else 0o644)
         if content is None:
             if current is not None or os.path.lexists(sysfs.host_path(path)):

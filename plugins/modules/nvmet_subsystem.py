@@ -269,12 +269,12 @@ import json
 import os
 import re
 import stat
-import tempfile
 import uuid
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_native
+from ansible.module_utils.common.text.converters import to_native
 
+from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
 from ansible_collections.inferops.node.plugins.module_utils import nvmet
@@ -712,29 +712,6 @@ def create_file(path, size):
         os.close(fd)
 
 
-def write_state_file(module, path, content):
-    real = sysfs.host_path(path)
-    directory = os.path.dirname(real)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, 0o700)
-    fd, tmp = tempfile.mkstemp(prefix='.inferops-nvmet.', dir=directory)
-    try:
-        os.write(fd, to_bytes(content))
-    finally:
-        os.close(fd)
-    os.chmod(tmp, 0o600)
-    module.atomic_move(tmp, real)
-    os.chmod(real, 0o600)
-
-
-def read_file(path):
-    try:
-        with open(sysfs.host_path(path), 'r') as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return None
-
-
 def ensure_nvmet(module):
     if nvmet.available():
         return
@@ -851,11 +828,12 @@ def main():
     before_state, after_state = state_of(current), state_of(after)
     if params['persistent'] == 'present':
         content = state_json(after_state)
-        old = read_file(params['state_file'])
+        old = textfile.read_text(sysfs.host_path(params['state_file']))
         if old != content:
             result['state_file_changed'] = True
             if not module.check_mode:
-                write_state_file(module, params['state_file'], content)
+                textfile.write_text_atomic(module, sysfs.host_path(params['state_file']), content,
+                                           prefix='.inferops-nvmet.', mode=0o600, dir_mode=0o700, force_mode=True)
         elif (os.stat(sysfs.host_path(params['state_file'])).st_mode & 0o777) != 0o600:
             result['state_file_changed'] = True
             if not module.check_mode:

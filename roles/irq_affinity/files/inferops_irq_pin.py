@@ -1,6 +1,6 @@
 # Managed by inferops.node (role irq_affinity); local changes are overwritten.
-"""Re-apply the IRQ pinning rules of the irq_affinity role (same semantics as the
-inferops.node.irq_pin module) and tell irqbalance to leave the pinned IRQs alone.
+"""Re-apply the IRQ pinning rules of the irq_affinity role and tell irqbalance to leave the
+pinned IRQs alone.
 
 Installed as /usr/local/lib/inferops-irq-pin.py and run through the wrapper
 /usr/local/sbin/inferops-irq-pin (python3 -ES):
@@ -16,167 +16,71 @@ Rules: [{"selector": regex searched in the IRQ name, "policy": "cpus"|"spread"|"
 "cpus": "0-3,8" or null}], first match wins; IRQ names come from
 /sys/kernel/irq/N/actions (else the last column of /proc/interrupts). Kernel-managed
 IRQs refuse affinity writes with EIO: reported as managed, not an error.
+
+The pinning itself is the collection's plugins/module_utils/irq.py - the code of the
+inferops.node.irq_pin module - installed with its sibling sysfs.py and cpulist.py as the
+package /usr/local/lib/inferops/ next to this file.
 """
-import errno
 import json
 import os
-import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from inferops import irq  # noqa: E402  pylint: disable=wrong-import-position
 
 RULES = '/etc/inferops/irq-affinity.json'
 
 
-def read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except OSError:
-        return None
-
-
-def cpulist(text):
-    cpus = set()
-    if isinstance(text, int):
-        return [text]
-    if isinstance(text, list):
-        return sorted(set(int(c) for c in text))
-    for part in str(text or '').replace(' ', '').split(','):
-        if not part:
-            continue
-        low, sep, high = part.partition('-')
-        cpus.update(range(int(low), int(high) + 1) if sep else [int(low)])
-    return sorted(cpus)
-
-
-def fmt(cpus):
-    out, cpus = [], sorted(cpus)
-    i = 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else '%d-%d' % (cpus[i], cpus[j]))
-        i = j + 1
-    return ','.join(out)
-
-
-def irq_names():
-    names = {}
-    text = read('/proc/interrupts') or ''
-    lines = text.splitlines()
-    for line in lines[1:]:
-        match = re.match(r'^\s*(\d+):', line)
-        if not match:
-            continue
-        irq = int(match.group(1))
-        actions = read('/sys/kernel/irq/%d/actions' % irq)
-        if actions is None:
-            tokens = line.split()
-            label = ''
-            for pos, token in enumerate(tokens):
-                if re.match(r'^\d*-[A-Za-z]\S*$', token):
-                    label = ' '.join(tokens[pos + 1:])
-                    break
-            actions = label
-        names[irq] = actions.strip()
-    return names
-
-
 def load_rules(path):
+    """The rules file, compiled (selector, policy, CPU list; not yet checked against online CPUs)."""
     with open(path) as handle:
         rules = json.load(handle)
-    for rule in rules:
-        rule['pattern'] = re.compile(rule['selector'])
-        rule['cpus'] = cpulist(rule['cpus']) if rule.get('cpus') not in (None, '') else None
-        rule.setdefault('policy', 'cpus')
-    return rules
+    return [irq.compile_rule(rule, index) for index, rule in enumerate(rules)]
 
 
-def match(rules, names):
-    matched = dict((i, []) for i in range(len(rules)))
-    for irq in sorted(names):
-        for index, rule in enumerate(rules):
-            if rule['pattern'].search(names[irq]):
-                matched[index].append(irq)
-                break
-    return matched
-
-
-def pci_nodes():
-    nodes = {}
-    base = '/sys/bus/pci/devices'
-    for dev in os.listdir(base) if os.path.isdir(base) else []:
-        msi = os.path.join(base, dev, 'msi_irqs')
-        if not os.path.isdir(msi):
-            continue
-        node = read(os.path.join(base, dev, 'numa_node'))
-        for irq in os.listdir(msi):
-            if irq.isdigit() and node is not None and re.match(r'^-?\d+$', node):
-                nodes[int(irq)] = int(node)
-    return nodes
+def read_names():
+    return irq.irq_names(irq.sysfs.read_attr('/proc/interrupts') or '')
 
 
 def apply(path):
-    rules = load_rules(path)
-    names = irq_names()
-    online = cpulist(read('/sys/devices/system/cpu/online'))
-    nodes = None
+    try:
+        rules = load_rules(path)
+        online = irq.online_cpus()
+    except (OSError, ValueError, irq.IrqError) as exc:
+        print('inferops-irq-pin: %s' % exc)
+        return 1
+    names = read_names()
+    irq.match_rules(rules, names)
     counts = {'changed': 0, 'unchanged': 0, 'managed': 0, 'failed': 0}
-    for index, irqs in match(rules, names).items():
-        rule = rules[index]
-        if rule['cpus'] is not None and not set(rule['cpus']) <= set(online):
+    usable = []
+    for rule in rules:
+        if irq.not_online(rule['cpus'], online):
             print('rule %d (%s): CPUs %s not online (online %s), skipped' % (
-                index, rule['selector'], fmt(rule['cpus']), fmt(online)))
-            counts['failed'] += len(irqs)
-            continue
-        for position, irq in enumerate(irqs):
-            if rule['policy'] == 'spread':
-                target = [rule['cpus'][position % len(rule['cpus'])]]
-            elif rule['policy'] == 'local':
-                node = read('/proc/irq/%d/node' % irq)
-                node = int(node) if node and re.match(r'^\d+$', node) else None
-                if node is None:
-                    nodes = pci_nodes() if nodes is None else nodes
-                    node = nodes.get(irq)
-                node_cpus = cpulist(read('/sys/devices/system/node/node%d/cpulist' % node)) if node is not None and node >= 0 else []
-                allowed = rule['cpus'] or online
-                target = [c for c in node_cpus if c in online and c in allowed] or list(allowed)
-            else:
-                target = rule['cpus']
-            attr = '/proc/irq/%d/smp_affinity_list' % irq
-            if cpulist(read(attr)) == sorted(set(target)):
-                counts['unchanged'] += 1
-                continue
-            try:
-                handle = open(attr, 'w')
-                try:
-                    handle.write(fmt(target))
-                finally:
-                    handle.close()
-            except OSError as exc:
-                if exc.errno == errno.EIO:
-                    counts['managed'] += 1
-                else:
-                    counts['failed'] += 1
-                    print('IRQ %d (%s): %s' % (irq, names[irq], exc))
-                continue
-            counts['changed'] += 1
-            print('IRQ %d (%s) -> %s' % (irq, names[irq], fmt(target)))
+                rule['index'], rule['selector'], irq.format_cpulist(rule['cpus']), irq.format_cpulist(online)))
+            counts['failed'] += len(rule['matched'])
+        else:
+            usable.append(rule)
+    for entry in irq.apply(irq.plan(usable, names, online)):
+        counts[entry['status']] += 1
+        if entry['status'] == 'changed':
+            print('IRQ %d (%s) -> %s' % (entry['irq'], entry['name'], entry['target']))
+        elif entry['status'] == 'failed':
+            print('IRQ %d (%s): %s' % (entry['irq'], entry['name'], entry['msg']))
     print('inferops-irq-pin: %(changed)d pinned, %(unchanged)d already pinned, '
           '%(managed)d kernel-managed, %(failed)d failed' % counts)
     return 1 if counts['failed'] else 0
 
 
-def policy(irq):
+def policy(number):
     """irqbalance policy script: ban the IRQs the rules pin."""
     try:
         rules = load_rules(RULES)
-    except (OSError, ValueError, re.error):
+    except (OSError, ValueError, irq.IrqError):
         return 0
-    name = read('/sys/kernel/irq/%d/actions' % irq)
-    if name is None:
-        name = irq_names().get(irq)
-    if name is not None and any(irqs for irqs in match(rules, {irq: name}).values()):
+    name = irq.sysfs.read_attr('/sys/kernel/irq/%d/actions' % number)
+    name = name.strip() if name is not None else read_names().get(number)
+    if name is not None and any(rule['matched'] for rule in irq.match_rules(rules, {number: name})):
         print('ban=true')
     return 0
 

@@ -134,15 +134,19 @@ def test_percent():
 
 # --------------------------------------------------------------------------- residency
 
+def check_residency_follows_reads(res, path):
+    """A cold file: nothing resident, then the first 2 MiB, then all of it."""
+    assert res.resident_path(path) == 0
+    read_range(path, 0, 2 * MIB)
+    assert res.resident_path(path) == 2 * MIB
+    with open(path, 'rb') as handle:
+        handle.read()
+    assert res.resident_path(path) == os.path.getsize(path)  # unaligned tail page counted up to EOF only
+
+
 def test_residency_follows_the_page_cache(cold_file):
     res = pc.Residency()
-    size = os.path.getsize(cold_file)
-    assert res.resident_path(cold_file) == 0
-    read_range(cold_file, 0, 2 * MIB)
-    assert res.resident_path(cold_file) == 2 * MIB
-    with open(cold_file, 'rb') as handle:
-        handle.read()
-    assert res.resident_path(cold_file) == size  # unaligned tail page counted up to EOF only
+    check_residency_follows_reads(res, cold_file)
     drop(cold_file)
     assert res.resident_path(cold_file) == 0
     assert res.method == 'mincore'
@@ -179,13 +183,7 @@ def test_cachestat_fallback(cold_file, monkeypatch):
     finally:
         os.close(fd)
     monkeypatch.setattr(res, '_mincore_window', lambda *args: None)
-    size = os.path.getsize(cold_file)
-    assert res.resident_path(cold_file) == 0
-    read_range(cold_file, 0, 2 * MIB)
-    assert res.resident_path(cold_file) == 2 * MIB
-    with open(cold_file, 'rb') as handle:
-        handle.read()
-    assert res.resident_path(cold_file) == size
+    check_residency_follows_reads(res, cold_file)
     assert res.method == 'cachestat'
     # planning with cachestat only: chunks that are resident are skipped
     drop(cold_file)

@@ -38,24 +38,20 @@ def test_write_and_read_back(tmp_path, monkeypatch):
     assert system.read('/proc/irq/31/smp_affinity_list') == '1'
 
 
-def test_write_eio_is_managed(tmp_path, monkeypatch):
-    """The guest answered EIO for nvme0q1 (fixtures/irq/managed_write_check.txt)."""
+@pytest.mark.parametrize('irq, code, value, before, managed', [
+    (33, errno.EIO, '1', '0\n', True),  # the guest's answer for nvme0q1 (fixtures/irq/managed_write_check.txt)
+    (31, errno.EINVAL, '7', '1\n', False),
+])
+def test_failed_write_is_managed_only_for_eio(tmp_path, monkeypatch, irq, code, value, before, managed):
     system = FakeSystem(tmp_path, monkeypatch, 'fresh')
-    system.fail_writes('/proc/irq/33/smp_affinity_list', errno.EIO)
+    attr = '/proc/irq/%d/smp_affinity_list' % irq
+    system.fail_writes(attr, code)
     with pytest.raises(sysfs.SysfsWriteError) as err:
-        sysfs.write_attr('/proc/irq/33/smp_affinity_list', '1')
-    assert err.value.managed
-    assert err.value.errno == errno.EIO
-    assert '/proc/irq/33/smp_affinity_list' in str(err.value) and "'1'" in str(err.value)
-    assert system.read('/proc/irq/33/smp_affinity_list') == '0\n'
-
-
-def test_write_other_error_is_not_managed(tmp_path, monkeypatch):
-    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
-    system.fail_writes('/proc/irq/31/smp_affinity_list', errno.EINVAL)
-    with pytest.raises(sysfs.SysfsWriteError) as err:
-        sysfs.write_attr('/proc/irq/31/smp_affinity_list', '7')
-    assert not err.value.managed and err.value.errno == errno.EINVAL
+        sysfs.write_attr(attr, value)
+    assert err.value.managed is managed
+    assert err.value.errno == code
+    assert attr in str(err.value) and repr(value) in str(err.value)
+    assert system.read(attr) == before
 
 
 def test_write_missing_attribute(tmp_path, monkeypatch):

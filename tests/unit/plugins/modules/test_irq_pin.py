@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from ansible_collections.inferops.node.plugins.module_utils import irq as irq_utils
 from ansible_collections.inferops.node.plugins.modules import irq_pin
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture, run_module
 
@@ -26,7 +27,7 @@ AFF = '/proc/irq/%d/smp_affinity_list'
 @pytest.fixture
 def guest(tmp_path, monkeypatch):
     system = FakeSystem(tmp_path, monkeypatch, 'fresh')
-    for irq, name in irq_pin.irq_names(system.read('/proc/interrupts')).items():
+    for irq, name in irq_utils.irq_names(system.read('/proc/interrupts')).items():
         if re.match(r'^nvme\d+q[1-9]\d*$', name):
             system.fail_writes(AFF % irq, errno.EIO)
     return system
@@ -41,7 +42,7 @@ def by_irq(result):
 
 
 def test_parse_recorded_interrupts():
-    entries = irq_pin.parse_interrupts(fixture('proc_interrupts', 'fresh.txt'))
+    entries = irq_utils.parse_interrupts(fixture('proc_interrupts', 'fresh.txt'))
     names = dict((e['irq'], e['label']) for e in entries)
     assert names[0] == 'timer' and names[27] == 'ahci[0000:00:1f.2]' and names[33] == 'nvme0q1'
     assert [e['chip'] for e in entries if e['irq'] in (0, 24)] == ['IO-APIC', 'PCI-MSI']
@@ -50,7 +51,7 @@ def test_parse_recorded_interrupts():
 
 
 def test_names_from_sysfs_actions(guest):
-    names = irq_pin.irq_names(guest.read('/proc/interrupts'))
+    names = irq_utils.irq_names(guest.read('/proc/interrupts'))
     assert [names[i] for i in NVME_IRQS[:4]] == ['nvme0q0', 'nvme1q0', 'nvme0q1', 'nvme0q2']
     assert names[1] == 'i8042' and len(names) == 33
 
@@ -138,6 +139,25 @@ def test_check_mode(guest):
     assert (irqs[31]['status'], irqs[31]['after']) == ('changed', '0')
     assert irqs[34]['status'] == 'changed'
     assert aff(guest, 31) == '1' and aff(guest, 34) == '1'
+    # 34 (nvme0q2) is kernel-managed: only a write would tell, so check mode says it does not know.
+    assert irqs[34]['managed_unknown'] and irqs[31]['managed_unknown'] and not irqs[33]['managed_unknown']
+    assert 'not written (check mode)' in irqs[34]['msg'] and 'EIO' in irqs[34]['msg']
+    assert irqs[33]['status'] == 'unchanged' and irqs[33]['msg'] is None
+    assert result['managed_irqs'] == []
+
+
+def test_real_run_knows_managed(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]})
+    irqs = by_irq(result)
+    assert not failed and [irqs[i]['status'] for i in (31, 33, 34)] == ['changed', 'unchanged', 'managed']
+    assert not any(e['managed_unknown'] for e in result['irqs'])
+
+
+def test_list_only_notes_unwritten(guest):
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}], 'list_only': True})
+    irqs = by_irq(result)
+    assert not failed and not result['changed']
+    assert irqs[34]['managed_unknown'] and 'not written (list_only)' in irqs[34]['msg']
 
 
 def test_write_failure_fails_module(guest):

@@ -10,6 +10,7 @@ Fixtures: tests/unit/fixtures/nvme/nvmeof (see its README.md). The initiator is 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -18,16 +19,13 @@ import subprocess
 
 import pytest
 
-from ansible.module_utils import basic
 from ansible.module_utils.common.warnings import get_warning_messages
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.modules import nvme_connect
+from ansible_collections.inferops.node.tests.unit import module_harness
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'fixtures', 'nvme', 'nvmeof')
 SUB = 'nqn.2026-09.internal.ai:lab-pool'
 HOSTNQN = 'nqn.2014-08.org.nvmexpress:uuid:7e16d9e1-e671-4eb7-a92e-1455d7efcbff'
 HOSTID = '7e16d9e1-e671-4eb7-a92e-1455d7efcbff'
@@ -39,69 +37,29 @@ LAB = {'nr_io_queues': 2, 'queue_size': 128, 'ctrl_loss_tmo': 120, 'reconnect_de
 SECRET = 'DHHC-1:00:Dr1pVHGMP7LGDIkHR0b0ucS0hPb4hen8HssCMPmjcP3SazVy:'
 
 
-def fixture(name):
-    with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+NVMEOF = os.path.join('nvme', 'nvmeof')
+fixture = functools.partial(module_harness.fixture, NVMEOF)
+run_module = functools.partial(module_harness.run_module, nvme_connect.main)
 
 
-def build_tree(name, root):
-    """Rebuild a snapshot recorded by tests/unit/fixtures/sysfs/snapshot.py below ``root``."""
-    data = json.loads(fixture(name))
-
-    def host(path):
-        return os.path.join(root, path.lstrip('/'))
-    for directory in data['dirs']:
-        os.makedirs(host(directory), exist_ok=True)
-    for path, content in data['files'].items():
-        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
-        with open(host(path), 'w') as handle:
-            handle.write(content)
-    for path in data['nodes']:
-        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
-        if not os.path.lexists(host(path)):
-            open(host(path), 'w').close()
-    for path, target in data['links'].items():
-        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
-        if not os.path.lexists(host(path)):
-            os.symlink(target, host(path))
-
-
-class Exit(Exception):
-    def __init__(self, failed, result):
-        super(Exit, self).__init__(result.get('msg'))
-        self.failed = failed
-        self.result = result
-
-
-class Host(object):
+class Host(module_harness.FakeHost):
     """compute1 as recorded: a sysfs snapshot under a temporary root plus a table of commands."""
 
-    def __init__(self, tmp_path, monkeypatch, snapshot):
-        self.root = str(tmp_path / 'guest')
-        self.monkeypatch = monkeypatch
-        self.calls = []
-        self.table = {}
-        self.sleeps = []
-        self.load(snapshot)
-        monkeypatch.setattr(sysfs, 'ROOT', self.root)
-        host = self
+    fixtures = NVMEOF
 
-        def run_command(module, args, **kwargs):
-            return host.run(list(args))
-        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
-        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
+    def __init__(self, tmp_path, monkeypatch, snapshot):
+        super(Host, self).__init__(tmp_path, monkeypatch, snapshot)
+        self.sleeps = []
         monkeypatch.setattr(nvme_connect.time, 'sleep', self.sleeps.append)
 
     def load(self, snapshot):
+        """A new snapshot keeps what the module wrote below /etc, /run and /usr, and the host identity."""
         keep = {}
         for path in ('etc', 'run', 'usr'):
             if os.path.isdir(os.path.join(self.root, path)):
                 keep[path] = os.path.join(self.root + '.keep', path)
                 shutil.copytree(os.path.join(self.root, path), keep[path], symlinks=True)
-        if os.path.exists(self.root):
-            shutil.rmtree(self.root)
-        os.makedirs(self.root)
-        build_tree(snapshot, self.root)
+        super(Host, self).load(snapshot)
         for path, saved in keep.items():
             shutil.copytree(saved, os.path.join(self.root, path), symlinks=True, dirs_exist_ok=True)
         if keep:
@@ -109,42 +67,11 @@ class Host(object):
         self.write('/etc/nvme/hostnqn', HOSTNQN + '\n')
         self.write('/etc/nvme/hostid', HOSTID + '\n')
         os.makedirs(self.path('/run/systemd/system'), exist_ok=True)
-        self.snapshot = snapshot
-
-    def path(self, target):
-        return os.path.join(self.root, target.lstrip('/'))
-
-    def read(self, target):
-        with open(self.path(target)) as handle:
-            return handle.read()
 
     def write(self, target, content):
         os.makedirs(os.path.dirname(self.path(target)), exist_ok=True)
         with open(self.path(target), 'w') as handle:
             handle.write(content)
-
-    def on(self, args, out='', rc=0, err='', then=None, repeat=1):
-        """Answer ``args`` (``repeat`` times) with (rc, out, err); ``then`` is a snapshot to switch to
-        or a callable run afterwards. ``out``/``err`` starting with ``@`` name a fixture file."""
-        self.table.setdefault(tuple(args), []).extend([(rc, out, err, then)] * repeat)
-        return self
-
-    def run(self, args):
-        self.calls.append(args)
-        answers = self.table.get(tuple(args))
-        if not answers:
-            raise AssertionError('unexpected command %r (snapshot %s)' % (args, self.snapshot))
-        rc, out, err, then = answers.pop(0) if len(answers) > 1 else answers[0]
-        out = fixture(out[1:]) if out.startswith('@') else out
-        err = fixture(err[1:]) if err.startswith('@') else err
-        if callable(then):
-            then()
-        elif then:
-            self.load(then)
-        return rc, out, err
-
-    def ran(self, *prefix):
-        return [c for c in self.calls if c[:len(prefix)] == list(prefix)]
 
     def remove_controller(self, name):
         """What the kernel does on delete_controller: the controller leaves sysfs."""
@@ -155,28 +82,6 @@ class Host(object):
             link = self.path('/sys/class/nvme-subsystem/%s/%s' % (subsys, name))
             if os.path.lexists(link):
                 os.unlink(link)
-
-
-def run_module(args, check_mode=False, diff=False):
-    args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
-
-    def exit_json(module, **kwargs):
-        raise Exit(False, kwargs)
-
-    def fail_json(module, msg, **kwargs):
-        kwargs['msg'] = msg
-        raise Exit(True, kwargs)
-    orig = basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json
-    basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = exit_json, fail_json
-    try:
-        with patch_module_args(args):
-            try:
-                nvme_connect.main()
-            except Exit as exc:
-                return exc.failed, exc.result
-    finally:
-        basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = orig
-    raise AssertionError('no exit_json / fail_json')
 
 
 def portal(transport):
@@ -395,7 +300,7 @@ def test_check_mode_connects_nothing(tmp_path, monkeypatch):
 
 def test_unreachable_target_fails_after_bounded_retries_naming_the_address(tmp_path, monkeypatch):
     host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
-    host.on(portal('tcp'), rc=1, err='@discover_unreachable.json.stderr', repeat=3)
+    host.on(portal('tcp'), rc=1, err='@discover_unreachable.json.stderr')
     failed, result = run_module({'connections': [TCP], 'retries': 3, 'retry_delay': 2})
     assert failed
     assert result['msg'].startswith('connections[0]: target tcp 10.77.0.10:4420 (subsystem %s) unreachable: '
@@ -420,7 +325,7 @@ def test_connect_refused_by_the_target(tmp_path, monkeypatch):
     """Listed in the discovery log but the connect is refused: nvme-cli's message, after the retries."""
     host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
     host.on(portal('tcp'), out='@discover_tcp.json')
-    host.on(connect_argv('tcp'), rc=1, err='@connect_stranger.json.stderr', repeat=2)
+    host.on(connect_argv('tcp'), rc=1, err='@connect_stranger.json.stderr')
     failed, result = run_module({'connections': [TCP], 'retries': 2, 'retry_delay': 1})
     assert failed
     assert 'connecting to tcp 10.77.0.10:4420 (subsystem %s, host %s) failed after 2 attempts' % (SUB, HOSTNQN) in result['msg']
@@ -607,7 +512,7 @@ def test_discover_returns_the_log(tmp_path, monkeypatch):
     assert [(r['subtype'], r['subnqn'], r['portid']) for r in entry['records']] == [
         ('current discovery subsystem', nvme_common.DISCOVERY_NQN, 2), ('nvme subsystem', SUB, 2)]
     host.table.clear()
-    host.on(portal('tcp'), rc=1, err='@discover_refused.json.stderr', repeat=2)
+    host.on(portal('tcp'), rc=1, err='@discover_refused.json.stderr')
     failed, result = run_module({'discover': [{'transport': 'tcp', 'traddr': '10.77.0.10'}], 'retries': 2, 'retry_delay': 0})
     assert failed and result['msg'] == (
         'discovery at tcp 10.77.0.10:4420 failed after 2 attempts: Failed to write to /dev/nvme-fabrics: Connection refused\n'

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import functools
 import importlib.machinery
 import importlib.util
 import json
@@ -24,15 +25,12 @@ import uuid
 
 import pytest
 
-from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.inferops.node.plugins.module_utils import nvmet
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.modules import nvmet_subsystem
+from ansible_collections.inferops.node.tests.unit import module_harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-FIXTURES = os.path.join(HERE, '..', '..', 'fixtures', 'nvme', 'nvmeof')
 RESTORE = os.path.join(HERE, '..', '..', '..', '..', 'roles', 'nvmeof_target', 'files', 'inferops_nvmet_restore.py')
 SUB = 'nqn.2026-09.internal.ai:lab-pool'
 HOST = 'nqn.2014-08.org.nvmexpress:uuid:7e16d9e1-e671-4eb7-a92e-1455d7efcbff'
@@ -57,16 +55,8 @@ PORT_DEFAULTS = {'addr_adrfam': '', 'addr_traddr': '', 'addr_treq': 'not specifi
 INLINE = {'tcp': '16384', 'rdma': '4096'}
 
 
-def fixture(name):
-    with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
-
-
-class Exit(Exception):
-    def __init__(self, failed, result):
-        super(Exit, self).__init__(result.get('msg'))
-        self.failed = failed
-        self.result = result
+fixture = functools.partial(module_harness.fixture, 'nvme', 'nvmeof')
+run_module = functools.partial(module_harness.run_module, nvmet_subsystem.main)
 
 
 class FakeKernel(object):
@@ -84,7 +74,7 @@ class FakeKernel(object):
                     'nodes': data['nodes']}
             data['dirs'] = [d for d in data['dirs'] if not d.startswith(nvmet.ROOT + '/')] + [
                 nvmet.ROOT + '/hosts', nvmet.ROOT + '/ports', nvmet.ROOT + '/subsystems']
-        self.build(data)
+        module_harness.build_tree(data, self.root)
         # the lab file namespace and the block device (recorded as a node) of the pool drive
         os.makedirs(self.path('/srv/nvmet'), exist_ok=True)
         with open(self.path(SCRATCH), 'w') as handle:
@@ -166,25 +156,10 @@ class FakeKernel(object):
         monkeypatch.setattr(sysfs, 'write_attr', write_attr)
         monkeypatch.setattr(nvmet_subsystem, 'backing_kind',
                             lambda real: 'block' if real.startswith(self.path('/dev/')) else 'file')
-        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
 
         def run_command(module, args, **kwargs):
             raise AssertionError('unexpected command %r' % (args,))
-        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
-
-    def build(self, data):
-        for directory in data['dirs']:
-            os.makedirs(self.path(directory), exist_ok=True)
-        for path, content in data['files'].items():
-            os.makedirs(os.path.dirname(self.path(path)), exist_ok=True)
-            with open(self.path(path), 'w') as handle:
-                handle.write(content)
-        for path in data['nodes']:
-            os.makedirs(os.path.dirname(self.path(path)), exist_ok=True)
-            open(self.path(path), 'w').close()
-        for path, target in data['links'].items():
-            os.makedirs(os.path.dirname(self.path(path)), exist_ok=True)
-            os.symlink(target, self.path(path))
+        module_harness.patch_commands(monkeypatch, run_command)
 
     def path(self, target):
         return os.path.join(self.root, target.lstrip('/'))
@@ -223,28 +198,6 @@ class FakeKernel(object):
     def state(self):
         """The configuration as the module saves it."""
         return nvmet_subsystem.state_of(nvmet_subsystem.model_of(nvmet.read_state()))
-
-
-def run_module(args, check_mode=False, diff=False):
-    args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
-
-    def exit_json(module, **kwargs):
-        raise Exit(False, kwargs)
-
-    def fail_json(module, msg, **kwargs):
-        kwargs['msg'] = msg
-        raise Exit(True, kwargs)
-    orig = basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json
-    basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = exit_json, fail_json
-    try:
-        with patch_module_args(args):
-            try:
-                nvmet_subsystem.main()
-            except Exit as exc:
-                return exc.failed, exc.result
-    finally:
-        basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = orig
-    raise AssertionError('no exit_json / fail_json')
 
 
 def lab_args(kernel, **extra):

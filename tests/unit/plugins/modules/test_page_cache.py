@@ -277,7 +277,10 @@ def test_partly_resident_file_reads_only_missing_chunks(model_dir):
     root, paths = model_dir
     big = os.path.join(root, 'model-00001-of-00002.safetensors')
     with open(big, 'rb') as handle:
-        handle.read(8 * MIB)  # first 8 MiB resident (readahead may add a little more)
+        # No readahead for this read: asynchronous readahead still landing pages while the
+        # module measures would make resident_before race the oracle below.
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
+        handle.read(8 * MIB)
     before = oracle_pages(big)[0] * mmap.PAGESIZE
     assert before >= 8 * MIB
     result = ok({'paths': [big], 'chunk_size': '1M', 'workers': 2})

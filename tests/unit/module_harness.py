@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the module unit tests share: recorded fixtures, rebuilt snapshots, faked commands, module runs.
+
+* ``fixture(*parts)`` - text of a file below tests/unit/fixtures (``fixture_path`` - its path).
+* ``build_tree(data, root)`` - rebuild a snapshot recorded by fixtures/sysfs/snapshot.py below ``root``.
+* ``patch_commands(monkeypatch, run_command)`` - answer ``AnsibleModule.run_command`` with ``run_command``;
+  ``get_bin_path`` returns the bare name.
+* ``FakeHost`` - a recorded machine: a snapshot rebuilt under a temporary root (``module_utils.sysfs.ROOT``)
+  and a table of command answers; any command not in the table fails the test. A command can switch
+  the machine to another snapshot (``then=``), as creating an array or connecting a controller does.
+* ``run_module(main, args)`` - run a module's ``main()`` and return ``(failed, result)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from ansible.module_utils import basic
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.inferops.node.plugins.module_utils import sysfs
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
+
+
+def fixture_path(*parts):
+    return os.path.join(FIXTURES, *parts)
+
+
+def fixture(*parts):
+    with open(fixture_path(*parts), 'r') as handle:
+        return handle.read()
+
+
+def build_tree(data, root):
+    """Recreate a snapshot (``dirs``, ``files``, ``nodes``, ``links``) below ``root``; return ``data``."""
+    def host(path):
+        return os.path.join(root, path.lstrip('/'))
+
+    for directory in data['dirs']:
+        os.makedirs(host(directory), exist_ok=True)
+    for path, content in data['files'].items():
+        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
+        with open(host(path), 'w') as handle:
+            handle.write(content)
+    for path in data['nodes']:
+        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
+        if not os.path.lexists(host(path)):
+            open(host(path), 'w').close()
+    for path, target in data['links'].items():
+        os.makedirs(os.path.dirname(host(path)), exist_ok=True)
+        if not os.path.lexists(host(path)):
+            os.symlink(target, host(path))
+    return data
+
+
+def patch_commands(monkeypatch, run_command):
+    """``run_command(module, args, **kwargs)`` must be a plain function: AnsibleModule binds itself to it."""
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
+
+
+class FakeHost(object):
+    """A recorded machine: snapshot ``snapshot_file % name`` of ``fixtures`` rebuilt under ``tmp_path/guest``,
+    plus a table of command answers (``on``) and the commands run so far (``calls``)."""
+
+    fixtures = ''  # below tests/unit/fixtures: the snapshots and the ``@name`` answers
+    snapshot_file = '%s'
+
+    def __init__(self, tmp_path, monkeypatch, snapshot):
+        self.root = str(tmp_path / 'guest')
+        self.tmp = tmp_path
+        self.monkeypatch = monkeypatch
+        self.calls = []
+        self.table = {}
+        self.snapshot = None
+        self.load(snapshot)
+        monkeypatch.setattr(sysfs, 'ROOT', self.root)
+
+        def run_command(module, args, **kwargs):
+            return self.run(list(args))
+        patch_commands(monkeypatch, run_command)
+
+    # -- state
+    def load(self, snapshot):
+        if os.path.exists(self.root):
+            shutil.rmtree(self.root)
+        os.makedirs(self.root)
+        build_tree(json.loads(fixture(self.fixtures, self.snapshot_file % snapshot)), self.root)
+        self.snapshot = snapshot
+
+    def path(self, target_path):
+        return os.path.join(self.root, target_path.lstrip('/'))
+
+    def read(self, target_path):
+        with open(self.path(target_path)) as handle:
+            return handle.read()
+
+    # -- commands
+    def on(self, args, out='', rc=0, err='', then=None):
+        """Answer ``args`` with (rc, out, err) from now on (a new ``on`` for the same ``args`` replaces it).
+
+        ``then`` is a snapshot to switch to, or a callable to run, after each answer. ``out`` / ``err``
+        starting with ``@`` name a file below ``fixtures``.
+        """
+        self.table[tuple(args)] = (rc, out, err, then)
+        return self
+
+    def _text(self, value):
+        return fixture(self.fixtures, value[1:]) if value.startswith('@') else value
+
+    def run(self, args):
+        self.calls.append(args)
+        if tuple(args) not in self.table:
+            raise AssertionError('unexpected command %r (snapshot %s)' % (args, self.snapshot))
+        rc, out, err, then = self.table[tuple(args)]
+        out, err = self._text(out), self._text(err)
+        if callable(then):
+            then()
+        elif then:
+            self.load(then)
+        return rc, out, err
+
+    def ran(self, *prefix):
+        """The calls starting with ``prefix``."""
+        return [c for c in self.calls if c[:len(prefix)] == list(prefix)]
+
+
+class AnsibleExit(Exception):
+    def __init__(self, failed, result):
+        super(AnsibleExit, self).__init__(result.get('msg'))
+        self.failed = failed
+        self.result = result
+
+
+def run_module(main, args, check_mode=False, diff=False):
+    """Run ``main()`` with module args; return ``(failed, result)``."""
+    args = dict(args, _ansible_check_mode=check_mode, _ansible_diff=diff)
+
+    def exit_json(module, **kwargs):
+        raise AnsibleExit(False, kwargs)
+
+    def fail_json(module, msg, **kwargs):
+        kwargs['msg'] = msg
+        raise AnsibleExit(True, kwargs)
+
+    orig_exit, orig_fail = basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json
+    basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = exit_json, fail_json
+    try:
+        with patch_module_args(args):
+            try:
+                main()
+            except AnsibleExit as exc:
+                return exc.failed, exc.result
+    finally:
+        basic.AnsibleModule.exit_json, basic.AnsibleModule.fail_json = orig_exit, orig_fail
+    raise AssertionError('module returned without exit_json/fail_json')

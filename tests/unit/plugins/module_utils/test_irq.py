@@ -1,0 +1,288 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/irq.py replayed on the recorded local_nvme lab guest (fixtures/proc_interrupts,
+fixtures/irq, sysfs snapshot ``fresh``: 2 vCPUs, one NUMA node).
+
+The kernel's EIO for a kernel-managed IRQ is simulated: at the write through ``FakeSystem.fail_writes``
+(as recorded in fixtures/irq/managed_write_check.txt), and at the close through a fake ``os.close``.
+The last tests run the irq_affinity role's host script on the same files, imported as the package
+``inferops`` exactly as the role installs them.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+
+import pytest
+
+from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
+from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture
+
+COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
+HOST_FILES = ('irq.py', 'cpulist.py', 'sysfs.py')
+AFF = '/proc/irq/%d/smp_affinity_list'
+
+
+@pytest.fixture
+def guest(tmp_path, monkeypatch):
+    return FakeSystem(tmp_path, monkeypatch, 'fresh')
+
+
+def recorded_writes():
+    """fixtures/irq/managed_write_check.txt: [(irq, name, value, errno or None)]."""
+    rows = []
+    for line in fixture('irq', 'managed_write_check.txt').splitlines():
+        match = re.match(r'^(\d+) (\S+) (\S+) (?:write ok|errno=(\d+) .*)$', line)
+        assert match, line
+        rows.append((int(match.group(1)), match.group(2), match.group(3),
+                     int(match.group(4)) if match.group(4) else None))
+    return rows
+
+
+def compiled(*rules, **kwargs):
+    return irq.match_rules(irq.compile_rules(list(rules), kwargs.get('online')), kwargs['names'])
+
+
+# ---------------------------------------------------------------- reading
+
+def test_parse_interrupts_numbered_lines_only():
+    entries = irq.parse_interrupts(fixture('proc_interrupts', 'fresh.txt'))
+    assert len(entries) == 33 and [e['irq'] for e in entries][:3] == [0, 1, 4]
+    assert entries[-1] == {'irq': 48, 'counts': [0, 3], 'chip': 'PCI-MSI', 'label': 'nvme4q2'}
+    assert irq.parse_interrupts('') == []
+
+
+def test_irq_names_without_sysfs_actions_use_the_label(tmp_path, monkeypatch):
+    monkeypatch.setattr(sysfs, 'ROOT', str(tmp_path))
+    names = irq.irq_names(fixture('proc_interrupts', 'fresh.txt'))
+    assert names[27] == 'ahci[0000:00:1f.2]' and names[33] == 'nvme0q1' and names[0] == 'timer'
+
+
+def test_irq_names_prefer_sysfs_actions(guest):
+    names = irq.irq_names(guest.read('/proc/interrupts'))
+    for number, name, dummy, dummy2 in recorded_writes():
+        assert names[number] == name
+
+
+def test_online_cpus(guest, tmp_path, monkeypatch):
+    assert irq.online_cpus() == [0, 1]
+    monkeypatch.setattr(sysfs, 'ROOT', str(tmp_path / 'empty'))
+    with pytest.raises(irq.IrqError, match='cannot read the online CPUs'):
+        irq.online_cpus()
+
+
+# ---------------------------------------------------------------- rules
+
+@pytest.mark.parametrize('rule, needle', [
+    ({'selector': 'nvme(', 'cpus': '0'}, "rules[0].selector='nvme(' is not a valid regular expression"),
+    ({'selector': None, 'cpus': '0'}, 'rules[0].selector=None is not a valid regular expression'),
+    ({'selector': 'nvme', 'policy': 'round', 'cpus': '0'}, "rules[0].policy='round' is not one of cpus, spread, local"),
+    ({'selector': 'nvme', 'policy': 'spread'}, 'rules[0].cpus is required with policy=spread'),
+    ({'selector': 'nvme', 'cpus': ' '}, 'rules[0].cpus is required with policy=cpus'),
+    ({'selector': 'nvme', 'cpus': '3-1'}, "rules[0].cpus='3-1' is not a valid CPU list"),
+    ({'selector': 'nvme', 'cpus': []}, 'rules[0].cpus=[] is empty'),
+    ({'selector': 'nvme', 'cpus': '0-3'}, "rules[0].cpus='0-3' names CPU(s) 2-3 that are not online (online: 0-1)"),
+])
+def test_compile_rule_errors(rule, needle):
+    with pytest.raises(irq.IrqError) as err:
+        irq.compile_rule(rule, 0, [0, 1])
+    assert needle in str(err.value)
+
+
+def test_compile_rule_defaults_and_online_check_is_optional():
+    rule = irq.compile_rule({'selector': '^nvme', 'policy': 'local'}, 2)
+    assert (rule['index'], rule['policy'], rule['cpus'], rule['matched']) == (2, 'local', None, [])
+    assert irq.compile_rule({'selector': 'x', 'cpus': '0-3'}, 0)['cpus'] == [0, 1, 2, 3]
+    assert irq.compile_rule({'selector': 'x', 'cpus': [3, '1']}, 0)['cpus'] == [1, 3]
+    assert irq.not_online([0, 2, 3], [0, 1]) == [2, 3] and irq.not_online(None, [0]) == []
+    with pytest.raises(irq.IrqError, match='at least one rule'):
+        irq.compile_rules([])
+
+
+def test_first_matching_rule_wins():
+    names = dict((e['irq'], e['label']) for e in irq.parse_interrupts(fixture('proc_interrupts', 'fresh.txt')))
+    rules = compiled({'selector': r'^nvme0q0$', 'cpus': '0'}, {'selector': r'^nvme\d+q0$', 'cpus': '1'},
+                     {'selector': 'nvme', 'policy': 'local'}, names=names)
+    assert [r['matched'] for r in rules] == [[31], [32, 35, 38, 39, 40], [33, 34, 36, 37, 41, 42, 43, 44, 45, 46, 47, 48]]
+
+
+# ---------------------------------------------------------------- plan
+
+def test_plan_policies(guest):
+    names = irq.irq_names(guest.read('/proc/interrupts'))
+    rules = compiled({'selector': r'^nvme0q', 'cpus': '0'}, {'selector': r'^nvme\dq0$', 'policy': 'spread', 'cpus': '0-1'},
+                     {'selector': r'^ahci', 'policy': 'local'}, {'selector': r'^nvme1q1$', 'policy': 'local', 'cpus': '1'},
+                     names=names, online=[0, 1])
+    entries = dict((e['irq'], e) for e in irq.plan(rules, names, [0, 1]))
+    assert sorted(entries) == [27, 31, 32, 33, 34, 35, 38, 39, 40, 45]
+    assert [(entries[i]['before'], entries[i]['target'], entries[i]['status']) for i in (31, 33, 34)] == [
+        ('1', '0', 'changed'), ('0', '0', 'unchanged'), ('1', '0', 'changed')]
+    assert [entries[i]['target'] for i in (32, 35, 38, 39, 40)] == ['0', '1', '0', '1', '0']
+    assert (entries[27]['node'], entries[27]['target'], entries[27]['msg']) == (
+        None, '0-1', 'NUMA node unknown; using all online CPUs')
+    assert (entries[45]['node'], entries[45]['target'], entries[45]['msg']) == (0, '1', None)
+    assert entries[33]['after'] == '0' and entries[31]['after'] == '0' and entries[31]['before'] == '1'
+    assert guest.read(AFF % 31) == '1\n'
+
+
+def test_plan_unreadable_affinity_fails(guest):
+    os.unlink(guest.path(AFF % 31))
+    names = irq.irq_names(guest.read('/proc/interrupts'))
+    entry = irq.plan(compiled({'selector': r'^nvme0q0$', 'cpus': '0'}, names=names), names, [0, 1])[0]
+    assert (entry['status'], entry['msg']) == ('failed', 'cannot read %s' % (AFF % 31))
+
+
+# ---------------------------------------------------------------- apply
+
+def entries_for_recorded_writes():
+    return [{'irq': number, 'name': name, 'target': value, 'status': 'changed', 'after': None, 'effective': None,
+             'msg': None} for number, name, value, dummy in recorded_writes()]
+
+
+def test_apply_eio_at_write_is_managed(guest):
+    """As recorded: writing nvme0q0 works, nvme0q1/nvme0q2 answer EIO (kernel-managed)."""
+    for number, dummy, dummy2, code in recorded_writes():
+        if code:
+            guest.fail_writes(AFF % number, code)
+    entries = irq.apply(entries_for_recorded_writes())
+    assert [(e['irq'], e['status']) for e in entries] == [(31, 'changed'), (33, 'managed'), (34, 'managed')]
+    assert entries[1]['msg'] == 'kernel-managed IRQ: affinity write refused (EIO)'
+    assert [e['after'] for e in entries] == ['1', '0', '1']
+    assert entries[0]['effective'] == guest.read('/proc/irq/31/effective_affinity_list').strip()
+
+
+def test_apply_eio_at_close_is_managed(guest, monkeypatch):
+    """sysfs stores may fail only at close(); the explicit close makes that EIO visible too."""
+    real_open, real_close = os.open, os.close
+    refused = {}
+
+    def fake_open(path, flags, *args):
+        fd = real_open(path, flags, *args)
+        if flags & os.O_WRONLY and path == guest.path(AFF % 33):
+            refused[fd] = path
+        return fd
+
+    def fake_close(fd):
+        real_close(fd)
+        if refused.pop(fd, None):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, 'open', fake_open)
+    monkeypatch.setattr(os, 'close', fake_close)
+    entries = irq.apply([dict(e, target='1') for e in entries_for_recorded_writes()[:2]])
+    assert [e['status'] for e in entries] == ['changed', 'managed']
+
+
+def test_apply_other_errors_and_readback_fail(guest, monkeypatch):
+    guest.fail_writes(AFF % 31, errno.EINVAL)
+    entries = irq.apply(entries_for_recorded_writes()[:1])
+    assert entries[0]['status'] == 'failed' and 'Invalid argument' in entries[0]['msg']
+    monkeypatch.setattr(sysfs, 'write_attr', lambda path, value: None)
+    entries = irq.apply([dict(entries_for_recorded_writes()[1], target='1')])
+    assert (entries[0]['status'], entries[0]['msg']) == ('failed', "wrote 1 but the kernel reports '0'")
+
+
+def test_apply_skips_entries_without_change(guest, monkeypatch):
+    monkeypatch.setattr(sysfs, 'write_attr', lambda path, value: pytest.fail('wrote %s' % path))
+    entries = [dict(e, status=s) for e, s in zip(entries_for_recorded_writes(), ('unchanged', 'failed', 'managed'))]
+    assert [e['status'] for e in irq.apply(entries)] == ['unchanged', 'failed', 'managed']
+
+
+# ---------------------------------------------------------------- the host copy
+
+def test_host_files_import_no_ansible():
+    """irq.py and its siblings run on hosts without Ansible: standard library and relative imports only."""
+    for name in HOST_FILES:
+        with open(os.path.join(MODULE_UTILS, name)) as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    assert node.module in (None, 'cpulist', 'sysfs'), (name, node.module)
+                    continue
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                assert module.split('.')[0] in ('__future__', 'errno', 'os', 're'), (name, module)
+
+
+def _host_modules():
+    return [m for m in sys.modules if m == 'inferops' or m.startswith('inferops.')]
+
+
+@pytest.fixture
+def host_script(guest, tmp_path, monkeypatch):
+    """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
+    lib = tmp_path / 'usr_local_lib'
+    (lib / 'inferops').mkdir(parents=True)
+    for name in HOST_FILES:
+        shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
+    shutil.copy(os.path.join(COLLECTION, 'roles', 'irq_affinity', 'files', 'inferops_irq_pin.py'),
+                str(lib / 'inferops-irq-pin.py'))
+    assert not _host_modules()
+    monkeypatch.setattr(sys, 'path', list(sys.path))
+    spec = importlib.util.spec_from_file_location('inferops_irq_pin_script', str(lib / 'inferops-irq-pin.py'))
+    script = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(script)
+        assert sys.path[0] == str(lib) and script.irq.__file__ == str(lib / 'inferops' / 'irq.py')
+        assert script.irq.sysfs is not sysfs
+        script.irq.sysfs.ROOT = guest.root
+        yield script
+    finally:
+        for name in _host_modules():
+            del sys.modules[name]
+
+
+def rules_file(tmp_path, rules):
+    path = tmp_path / 'irq-affinity.json'
+    path.write_text(json.dumps(rules))
+    return str(path)
+
+
+def test_host_script_apply(guest, host_script, tmp_path, capsys):
+    for number, dummy, dummy2, code in recorded_writes():
+        if code:
+            guest.fail_writes(AFF % number, code)
+    path = rules_file(tmp_path, [{'selector': r'^nvme0q\d+$', 'policy': 'cpus', 'cpus': '0'},
+                                 {'selector': r'^nvme1q0$', 'policy': 'local', 'cpus': None}])
+    assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ['IRQ 31 (nvme0q0) -> 0', 'IRQ 32 (nvme1q0) -> 0-1',
+                   'inferops-irq-pin: 2 pinned, 1 already pinned, 1 kernel-managed, 0 failed']
+    assert guest.read(AFF % 31) == '0' and guest.read(AFF % 32) == '0-1' and guest.read(AFF % 34) == '1\n'
+    assert host_script.main(['inferops-irq-pin.py', path]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'inferops-irq-pin: 0 pinned, 3 already pinned, 1 kernel-managed, 0 failed')
+
+
+def test_host_script_offline_rule_is_skipped(guest, host_script, tmp_path, capsys):
+    path = rules_file(tmp_path, [{'selector': r'^nvme0q0$', 'cpus': '0-3'}, {'selector': r'^nvme\dq0$', 'cpus': '1'}])
+    assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'rule 0 (^nvme0q0$): CPUs 0-3 not online (online 0-1), skipped'
+    assert out[-1] == 'inferops-irq-pin: 1 pinned, 4 already pinned, 0 kernel-managed, 1 failed'
+    assert guest.read(AFF % 31) == '1\n'
+
+
+def test_host_script_policy_mode(guest, host_script, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(host_script, 'RULES', rules_file(tmp_path, [{'selector': r'^nvme\d+q\d+$', 'cpus': '0'}]))
+    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:04.0', '33']) == 0
+    assert capsys.readouterr().out == 'ban=true\n'
+    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:1f.2', '27']) == 0
+    assert capsys.readouterr().out == ''
+    monkeypatch.setattr(host_script, 'RULES', str(tmp_path / 'missing.json'))
+    assert host_script.main(['inferops-irq-pin', '/devices/x', '33']) == 0
+    assert capsys.readouterr().out == ''
