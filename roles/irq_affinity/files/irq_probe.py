@@ -35,8 +35,23 @@ def cpulist(value):
         low, sep, high = part.partition('-')
         if sep and int(high) < int(low):
             raise ValueError('range %s is reversed' % part)
+        # The kernel's NR_CPUS maximum (8192), as in module_utils/cpulist.py: a typo such
+        # as 0-100000000 must not build a huge set.
+        if int(high if sep else low) >= 8192:
+            raise ValueError('CPU %s is beyond the supported maximum of 8192 CPUs' % (high if sep else low))
         cpus.update(range(int(low), int(high) + 1) if sep else [int(low)])
     return sorted(cpus)
+
+
+def compact(cpus):
+    """[0, 1, 2, 5] -> '0-2,5' (kernel cpulist form, for messages)."""
+    runs = []
+    for cpu in sorted(cpus):
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ','.join('%d-%d' % (a, b) if a != b else '%d' % a for a, b in runs)
 
 
 request = json.loads(sys.argv[1])
@@ -74,7 +89,7 @@ for index, rule in enumerate(request.get('rules') or []):
                 errors.append('irq_affinity_rules[%d].cpus = %s: empty' % (index, json.dumps(value)))
             elif offline:
                 errors.append('irq_affinity_rules[%d].cpus = %s: CPU(s) %s not online (online: %s)' % (
-                    index, json.dumps(value), ','.join(map(str, offline)), read('/sys/devices/system/cpu/online')))
+                    index, json.dumps(value), compact(offline), read('/sys/devices/system/cpu/online')))
             entry['cpus'] = cpus
         except (ValueError, TypeError) as exc:
             errors.append('irq_affinity_rules[%d].cpus = %s: %s (kernel cpulist syntax, e.g. 0-3,8)' % (
@@ -98,7 +113,7 @@ if banned not in (None, ''):
         offline = sorted(set(cpus) - set(online))
         if offline:
             errors.append('irq_affinity_banned_cpus = %s: CPU(s) %s not online (online: %s)' % (
-                json.dumps(banned), ','.join(map(str, offline)), read('/sys/devices/system/cpu/online')))
+                json.dumps(banned), compact(offline), read('/sys/devices/system/cpu/online')))
         elif set(online) <= set(cpus):
             errors.append('irq_affinity_banned_cpus = %s: bans every online CPU; irqbalance needs at least one' % (
                 json.dumps(banned)))
