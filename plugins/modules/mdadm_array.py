@@ -28,15 +28,18 @@ description:
   - Writes the array's C(ARRAY) line (by UUID, with name) into O(mdadm_conf) as a managed entry and
     returns RV(initramfs_update_needed=true) when that file changed, for a handler to run
     C(update-initramfs -u).
-  - Every option is validated before anything changes.
+  - Several arrays are handled in one call with O(arrays) (a list of the per-array options); they are
+    processed in order and O(mdadm_conf) is read once and written once for all of them.
+  - Every option (of every array) is validated before anything changes.
 options:
   name:
     description:
       - Array name; the array device is C(/dev/md/<name>) and the name stored in the superblock is
         C(<homehost>:<name>).
       - Letters, digits, C(_), C(.) and C(-); at most 32 characters.
+      - The single-array form; one of O(name) and O(arrays) is required. O(state), O(level), O(devices),
+        O(chunk_kb), O(layout) and O(metadata) belong to it and cannot be combined with O(arrays).
     type: str
-    required: true
   state:
     description:
       - V(present) - the array exists and runs; it is created if no member carries its superblock,
@@ -76,6 +79,52 @@ options:
     description:
       - Superblock format, for example V(1.2) (mdadm's default), V(1.0), V(1.1) or V(0.90).
     type: str
+  arrays:
+    description:
+      - Several arrays in one call, each a dict of the per-array options (the suboptions below mean the
+        same as the top-level options of the same name). Mutually exclusive with O(name) and the other
+        per-array top-level options.
+      - Every entry is validated, and its members resolved, before any array is changed. Two entries
+        with the same name, or one device (also via different paths) in two entries, fail.
+      - 'Arrays are processed in list order. If one fails, the module fails naming it
+        (C(arrays[<index>] (<name>): ...)); arrays processed before it keep their changes and their
+        C(ARRAY) lines are still written, the ones after it are not touched.'
+      - O(force), O(update_conf) and O(mdadm_conf) apply to every entry.
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description:
+          - Array name, see O(name).
+        type: str
+        required: true
+      state:
+        description:
+          - V(present), V(assembled) or V(absent), see O(state).
+        type: str
+        choices: [present, assembled, absent]
+        default: present
+      level:
+        description:
+          - RAID level, see O(level).
+        type: str
+      devices:
+        description:
+          - Member devices, see O(devices).
+        type: list
+        elements: str
+      chunk_kb:
+        description:
+          - Chunk size in KiB, see O(chunk_kb).
+        type: int
+      layout:
+        description:
+          - Layout, see O(layout).
+        type: str
+      metadata:
+        description:
+          - Superblock format, see O(metadata).
+        type: str
   force:
     description:
       - Create the array even when members carry signatures (filesystem, partition table, an md
@@ -101,7 +150,7 @@ attributes:
     description: Nothing is run that changes state; the planned commands are returned in RV(commands).
     support: full
   diff_mode:
-    description: Shows the array (level, members, UUID) and O(mdadm_conf) before and after.
+    description: Shows each array (level, members, UUID) and O(mdadm_conf) before and after, one entry per array and one for O(mdadm_conf).
     support: full
   platform:
     description: Linux with mdadm, wipefs, blkid and lsblk.
@@ -138,6 +187,29 @@ EXAMPLES = r'''
       - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0
       - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1
 
+- name: Both arrays of the local-NVMe seed in one call (one mdadm.conf write)
+  inferops.node.mdadm_array:
+    arrays:
+      - name: models
+        level: 0
+        chunk_kb: 512
+        devices:
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL2
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL3
+      - name: index
+        level: 10
+        devices:
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0
+          - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1
+  register: seed_md
+  notify: Update initramfs
+
+- name: Report every array of the call
+  ansible.builtin.debug:
+    msg: "{{ seed_md.arrays | map(attribute='array') | map(attribute='status') | list }}"
+
 - name: Fail the play on a degraded array
   ansible.builtin.assert:
     that: model_md.array.status != 'degraded'
@@ -151,11 +223,56 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+arrays:
+  description: >-
+    One result per requested array, in request order (a single element with O(name)). When the module fails, the
+    arrays processed so far, the last one with RV(arrays[].failed=true) and its RV(arrays[].msg).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: The array name.
+      type: str
+      sample: models
+    changed:
+      description: Whether this array or its C(ARRAY) line changed (or would change in check mode).
+      type: bool
+    array:
+      description: The array after the call, as RV(array).
+      type: dict
+    members:
+      description: The requested members as resolved, as RV(members).
+      type: list
+      elements: dict
+      returned: when the entry has devices and its state is not V(absent)
+    actions:
+      description: What was done for this array, as RV(actions).
+      type: list
+      elements: str
+    commands:
+      description: The commands run for this array, as RV(commands).
+      type: list
+      elements: list
+    conf_line:
+      description: The managed ARRAY line of this array, as RV(conf_line).
+      type: str
+    conf_changed:
+      description: Whether this array's C(ARRAY) line in O(mdadm_conf) changed.
+      type: bool
+    failed:
+      description: True for the array that made the module fail.
+      type: bool
+      returned: on failure
+    msg:
+      description: Why this array failed.
+      type: str
+      returned: on failure
 array:
   description: >-
     The array after the call (in check mode, as planned; null for O(state=absent)). When the module fails because
     an existing array differs from the request, the existing array.
-  returned: always
+  returned: with O(name)
   type: dict
   contains:
     name:
@@ -242,24 +359,24 @@ array:
       elements: str
 members:
   description: The requested members as resolved.
-  returned: when O(devices) is given
+  returned: with O(name), when O(devices) is given and O(state) is not V(absent)
   type: list
   elements: dict
   sample: [{path: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0, device: /dev/nvme0n1, kname: nvme0n1}]
 actions:
   description: What was done (or would be done in check mode) - V(created), V(assembled), V(stopped), V(wiped),
-    V(zeroed), V(conf_updated).
+    V(zeroed), V(conf_updated). With O(arrays), the actions of all arrays (each once).
   returned: always
   type: list
   elements: str
 commands:
-  description: The commands run (or planned in check mode) that change state.
+  description: The commands run (or planned in check mode) that change state, with O(arrays) those of all arrays in order.
   returned: always
   type: list
   elements: list
 conf_line:
   description: The managed ARRAY line (null when O(update_conf=false) or O(state=absent)).
-  returned: always
+  returned: with O(name)
   type: str
   sample: ARRAY /dev/md/model metadata=1.2 name=node1:model UUID=ae809e5b:1362128b:161f63bf:74fd1500
 conf_changed:
@@ -267,7 +384,7 @@ conf_changed:
   returned: always
   type: bool
 initramfs_update_needed:
-  description: True when O(mdadm_conf) changed; the initramfs copy of mdadm.conf must be refreshed.
+  description: True when O(mdadm_conf) changed (for any array); the initramfs copy of mdadm.conf must be refreshed.
   returned: always
   type: bool
 '''
@@ -720,12 +837,11 @@ def ensure_present(module, params, level, members, runner):
     return before, None
 
 
-def ensure_absent(module, params, runner):
+def ensure_absent(module, params, runner, members=None):
     name = params['name']
     mdadm = mdadm_bin(module)
-    members = []
-    if params['devices']:
-        members = resolve_members(params['devices'])
+    if members is None:
+        members = resolve_members(params['devices']) if params['devices'] else []
     kname = find_running(module, name, [m['kname'] for m in members])
     before = None
     zero = [m['device'] for m in members]
@@ -752,87 +868,179 @@ def describe(array):
     return '\n'.join(lines) + '\n'
 
 
+ARRAY_KEYS = ('name', 'state', 'level', 'devices', 'chunk_kb', 'layout', 'metadata')
+SHARED_KEYS = ('force', 'update_conf', 'mdadm_conf')
+
+
+def array_requests(params):
+    """The requested arrays, each a full parameter dict; the single form (O(name)) is a one-element list."""
+    shared = dict((key, params[key]) for key in SHARED_KEYS)
+    entries = params['arrays'] if params['arrays'] is not None else [params]
+    return [dict(shared, **dict((key, entry[key]) for key in ARRAY_KEYS)) for entry in entries]
+
+
+def label(index, params, listed):
+    """Error prefix naming the array in the list form (the single form keeps its messages)."""
+    return 'arrays[%d] (%s): ' % (index, params['name']) if listed else ''
+
+
+def validate_all(requests, listed):
+    """Validate every request and resolve its members before anything changes: [(params, level, members)].
+
+    Also refuses two entries with the same name and a device used by two entries.
+    """
+    plans = []
+    names = {}
+    owners = {}
+    for index, params in enumerate(requests):
+        prefix = label(index, params, listed)
+        try:
+            level, dummy = validate(params)
+            members = resolve_members(params['devices']) if params['devices'] else []
+        except MdError as exc:
+            raise MdError(prefix + to_native(exc))
+        if params['name'] in names:
+            raise MdError('%sname %r is also used by arrays[%d]' % (prefix, params['name'], names[params['name']]))
+        names[params['name']] = index
+        for member in members:
+            if member['kname'] in owners:
+                other, other_name, other_path = owners[member['kname']]
+                raise MdError('%sdevices: %s (%s) is also a member of arrays[%d] (%s) as %s; a device belongs to one array' % (
+                    prefix, member['path'], member['device'], other, other_name, other_path))
+            owners[member['kname']] = (index, params['name'], member['path'])
+        plans.append((params, level, members))
+    return plans
+
+
+def apply_array(module, params, level, members, runner, entry):
+    """Bring one validated array to its state, filling its result ``entry``; return (before, uuid for mdadm.conf)."""
+    name = params['name']
+    if params['state'] == 'absent':
+        before = ensure_absent(module, params, runner, members)
+        return before, before['uuid'] if before else None
+    entry['members'] = [{'path': m['path'], 'device': m['device'], 'kname': m['kname']} for m in members]
+    before, after = ensure_present(module, params, level, members, runner)
+    if after is None:
+        if module.check_mode:
+            after = dict(before or {}, name=name, device='/dev/md/%s' % name, kname=None,
+                         uuid=(before or {}).get('uuid') or PLANNED_UUID, level='raid%s' % level if level else None,
+                         md_name=(before or {}).get('md_name'), metadata=params['metadata'] or '1.2',
+                         status=(before or {}).get('status') or 'absent', members=[
+                             {'device': m['device'], 'kname': m['kname'], 'role': str(i), 'state': []}
+                             for i, m in enumerate(members)], missing_members=[])
+            if 'created' not in runner.actions:
+                ours, dummy = examine_members(module, name, members)
+                if ours:
+                    after['uuid'] = ours[0][1]['MD_UUID']
+                    after['md_name'] = ours[0][1].get('MD_NAME')
+        else:
+            kname = find_running(module, name, [m['kname'] for m in members])
+            if not kname:
+                raise MdError('array %r not found after %s' % (name, ', '.join(runner.actions)))
+            after = array_status(module, kname, name, members)
+    entry['array'] = after
+    conf_target = conf_line_for(after) if params['update_conf'] else None
+    if after.get('md_name') is None and params['update_conf'] and module.check_mode:
+        conf_target = conf_line_for(dict(after, md_name='<homehost>:%s' % name))
+    entry['conf_line'] = conf_target
+    uuid = after['uuid']
+    return before, uuid if uuid and uuid != PLANNED_UUID else None
+
+
+def update_conf(module, params, done):
+    """Set the managed ARRAY line of every array in ``done`` [(entry, before, uuid)]: mdadm.conf is read once
+    and written once (atomically); return its text (before, after)."""
+    path = params['mdadm_conf']
+    conf_before = textfile.read_text(path)
+    text = conf_before
+    for entry, dummy, uuid in done:
+        new = update_conf_text(text, entry['name'], '/dev/md/%s' % entry['name'], uuid, entry['conf_line'])
+        if text is None and new == '':
+            new = None
+        if new != text:
+            entry['conf_changed'] = True
+            entry['actions'].append('conf_updated')
+        text = new
+    if text != conf_before and not module.check_mode:
+        textfile.write_text_atomic(module, path, text, prefix='.inferops-mdadm.')
+    return conf_before, text
+
+
 def main():
+    array_options = dict(
+        name=dict(type='str', required=True),
+        state=dict(type='str', default='present', choices=['present', 'assembled', 'absent']),
+        level=dict(type='str'),
+        devices=dict(type='list', elements='str'),
+        chunk_kb=dict(type='int'),
+        layout=dict(type='str'),
+        metadata=dict(type='str'),
+    )
     module = AnsibleModule(
         argument_spec=dict(
-            name=dict(type='str', required=True),
+            name=dict(type='str'),
             state=dict(type='str', default='present', choices=['present', 'assembled', 'absent']),
             level=dict(type='str'),
             devices=dict(type='list', elements='str'),
             chunk_kb=dict(type='int'),
             layout=dict(type='str'),
             metadata=dict(type='str'),
+            arrays=dict(type='list', elements='dict', options=array_options),
             force=dict(type='bool', default=False),
             update_conf=dict(type='bool', default=True),
             mdadm_conf=dict(type='path', default='/etc/mdadm/mdadm.conf'),
         ),
+        mutually_exclusive=[('arrays', key) for key in ARRAY_KEYS],
+        required_one_of=[('name', 'arrays')],
         supports_check_mode=True,
     )
     blockdev.setup_module(module)
     params = module.params
-    result = dict(changed=False, array=None, actions=[], commands=[], conf_line=None, conf_changed=False,
-                  initramfs_update_needed=False)
-    runner = Runner(module)
-    before = after = None
+    listed = params['arrays'] is not None
+    result = dict(changed=False, arrays=[], actions=[], commands=[], conf_changed=False, initramfs_update_needed=False)
+    if not listed:
+        result.update(array=None, conf_line=None)
     try:
-        level, dummy = validate(params)
-        if params['state'] == 'absent':
-            before = ensure_absent(module, params, runner)
-            uuid = before['uuid'] if before else None
-            conf_target = None
-        else:
-            members = resolve_members(params['devices'])
-            result['members'] = [{'path': m['path'], 'device': m['device'], 'kname': m['kname']} for m in members]
-            before, after = ensure_present(module, params, level, members, runner)
-            if after is None:
-                if module.check_mode:
-                    after = dict(before or {}, name=params['name'], device='/dev/md/%s' % params['name'], kname=None,
-                                 uuid=(before or {}).get('uuid') or PLANNED_UUID, level='raid%s' % level if level else None,
-                                 md_name=(before or {}).get('md_name'), metadata=params['metadata'] or '1.2',
-                                 status=(before or {}).get('status') or 'absent', members=[
-                                     {'device': m['device'], 'kname': m['kname'], 'role': str(i), 'state': []}
-                                     for i, m in enumerate(members)], missing_members=[])
-                    if 'created' not in runner.actions:
-                        ours, dummy = examine_members(module, params['name'], members)
-                        if ours:
-                            after['uuid'] = ours[0][1]['MD_UUID']
-                            after['md_name'] = ours[0][1].get('MD_NAME')
-                else:
-                    kname = find_running(module, params['name'], [m['kname'] for m in members])
-                    if not kname:
-                        raise MdError('array %r not found after %s' % (params['name'], ', '.join(runner.actions)))
-                    after = array_status(module, kname, params['name'], members)
-            result['array'] = after
-            uuid = after['uuid']
-            conf_target = conf_line_for(after) if params['update_conf'] else None
-            if after.get('md_name') is None and params['update_conf'] and module.check_mode:
-                conf_target = conf_line_for(dict(after, md_name='<homehost>:%s' % params['name']))
-            result['conf_line'] = conf_target
+        plans = validate_all(array_requests(params), listed)
     except MdError as exc:
-        result.update(actions=runner.actions, commands=runner.commands, array=runner.found)
         module.fail_json(msg=to_native(exc), **result)
 
+    done = []
+    failure = None
+    for index, (request, level, members) in enumerate(plans):
+        runner = Runner(module)
+        entry = dict(name=request['name'], changed=False, array=None, actions=runner.actions, commands=runner.commands,
+                     conf_line=None, conf_changed=False)
+        try:
+            before, uuid = apply_array(module, request, level, members, runner, entry)
+        except MdError as exc:
+            failure = label(index, request, listed) + to_native(exc)
+            entry.update(array=runner.found, conf_line=None, failed=True, msg=failure)
+            result['arrays'].append(entry)
+            break
+        done.append((entry, before, uuid))
+        result['arrays'].append(entry)
+
     conf_before = conf_after = None
-    if params['update_conf']:
-        path = params['mdadm_conf']
-        conf_before = textfile.read_text(path)
-        real_uuid = uuid if uuid and uuid != PLANNED_UUID else None
-        conf_after = update_conf_text(conf_before, params['name'], '/dev/md/%s' % params['name'], real_uuid,
-                                      conf_target)
-        if conf_before is None and conf_target is None:
-            conf_after = None
-        if conf_after != (conf_before if conf_before is not None else None) and not (conf_before is None and conf_after == ''):
-            result['conf_changed'] = True
-            runner.actions.append('conf_updated')
-            if not module.check_mode:
-                textfile.write_text_atomic(module, path, conf_after, prefix='.inferops-mdadm.')
+    if params['update_conf'] and done:
+        conf_before, conf_after = update_conf(module, params, done)
+        result['conf_changed'] = conf_after != conf_before
     result['initramfs_update_needed'] = result['conf_changed']
-    result['actions'] = runner.actions
-    result['commands'] = runner.commands
-    result['changed'] = bool(runner.actions)
+    for entry in result['arrays']:
+        entry['changed'] = bool(entry['actions'])
+        for action in entry['actions']:
+            if action not in result['actions']:
+                result['actions'].append(action)
+        result['commands'].extend(entry['commands'])
+    result['changed'] = any(entry['changed'] for entry in result['arrays'])
+    if not listed:
+        single = result['arrays'][0]
+        result.update((key, single[key]) for key in ('array', 'conf_line', 'members') if key in single)
+    if failure is not None:
+        module.fail_json(msg=failure, **result)
     if module._diff:
-        result['diff'] = [dict(before_header='md array %s' % params['name'], after_header='md array %s' % params['name'],
-                               before=describe(before), after=describe(result['array']))]
+        result['diff'] = [dict(before_header='md array %s' % entry['name'], after_header='md array %s' % entry['name'],
+                               before=describe(before), after=describe(entry['array'])) for entry, before, dummy in done]
         if params['update_conf']:
             result['diff'].append(dict(before_header=params['mdadm_conf'], after_header=params['mdadm_conf'],
                                        before=conf_before or '', after=conf_after or ''))

@@ -48,6 +48,10 @@ def unescape(text):
 
 
 request = json.loads(sys.argv[1])
+# Let udev finish pending events first: right after an array changes (a member failed or
+# removed, an array assembled) udev rewrites /dev/md/<name> and the blkid tags, and a probe
+# racing it sees a running array as missing. Waiting changes nothing on the host.
+run(['udevadm', 'settle', '--timeout=60'])
 mounts = {}
 mounted_sources = {}
 for line in (read('/proc/self/mountinfo') or '').splitlines():

@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.inferops.node.plugins.modules import mdadm_array
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import (
-    FakeSystem, INDEX, MODEL, fixture, run_module,
+    BY_ID, FakeSystem, INDEX, MODEL, fixture, run_module,
 )
 
 MODEL_UUID = 'ae809e5b:1362128b:161f63bf:74fd1500'
@@ -374,6 +374,175 @@ def test_absent_stops_and_zeroes(tmp_path, monkeypatch, conf):
     failed, again = run_module(mdadm_array.main, {'name': 'model', 'state': 'absent', 'force': True, 'devices': list(MODEL),
                                                   'mdadm_conf': str(conf)})
     assert not failed and not again['changed'], again
+
+
+# ---------------------------------------------------------------- list form (arrays)
+
+CREATE_INDEX = ['mdadm', '--create', '/dev/md/index', '--name=index', '--level=10', '--raid-devices=2', '--run',
+                '/dev/nvme4n1', '/dev/nvme5n1']
+
+
+def model_entry(**extra):
+    entry = {'name': 'model', 'level': '0', 'chunk_kb': 512, 'devices': list(MODEL)}
+    entry.update(extra)
+    return entry
+
+
+def index_entry(**extra):
+    entry = {'name': 'index', 'level': '10', 'devices': list(INDEX)}
+    entry.update(extra)
+    return entry
+
+
+def list_args(conf, *entries, **extra):
+    args = {'arrays': list(entries), 'mdadm_conf': str(conf)}
+    args.update(extra)
+    return args
+
+
+@pytest.fixture
+def conf_writes(monkeypatch):
+    """Paths written through textfile.write_text_atomic, in order."""
+    writes = []
+    real = mdadm_array.textfile.write_text_atomic
+
+    def write(module, path, content, **kwargs):
+        writes.append(path)
+        return real(module, path, content, **kwargs)
+    monkeypatch.setattr(mdadm_array.textfile, 'write_text_atomic', write)
+    return writes
+
+
+def _answer_two_fresh(system):
+    system.blank_members(['nvme0n1', 'nvme1n1', 'nvme2n1', 'nvme3n1', 'nvme4n1', 'nvme5n1'])
+    system.on(CREATE_MODEL, out='@mdadm/create_raid0.txt', err='@mdadm/create_raid0.txt.stderr', then='raid0')
+    system.on(CREATE_INDEX, out='@mdadm/create_raid10.txt', err='@mdadm/create_raid10.txt.stderr', then='raid10_resync')
+    system.on(SETTLE)
+    answer_model_running(system)
+    answer_index(system, 'raid10_resync')
+
+
+def test_list_creates_two_arrays_then_idempotent(tmp_path, monkeypatch, conf, conf_writes):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    _answer_two_fresh(system)
+    failed, result = run_module(mdadm_array.main, list_args(conf, model_entry(), index_entry()), diff=True)
+    assert not failed, result
+    assert changing(system) == [CREATE_MODEL, CREATE_INDEX]
+    assert result['changed'] and result['conf_changed'] and result['initramfs_update_needed']
+    assert result['commands'] == [CREATE_MODEL, CREATE_INDEX]
+    assert result['actions'] == ['created', 'conf_updated']
+    assert 'array' not in result and 'conf_line' not in result and 'members' not in result
+    model, index = result['arrays']
+    assert (model['name'], model['actions'], model['commands']) == ('model', ['created', 'conf_updated'], [CREATE_MODEL])
+    assert (index['name'], index['actions'], index['commands']) == ('index', ['created', 'conf_updated'], [CREATE_INDEX])
+    assert model['changed'] and index['changed'] and model['conf_changed'] and index['conf_changed']
+    assert (model['array']['kname'], model['array']['uuid'], model['array']['status']) == ('md127', MODEL_UUID, 'clean')
+    assert (index['array']['kname'], index['array']['uuid'], index['array']['status']) == ('md126', INDEX_UUID, 'resyncing')
+    assert [m['kname'] for m in index['members']] == ['nvme4n1', 'nvme5n1']
+    assert (model['conf_line'], index['conf_line']) == (MODEL_LINE, INDEX_LINE)
+    # mdadm.conf written once, with both managed lines in request order
+    assert conf_writes == [str(conf)]
+    text = conf.read_text()
+    assert text == DEFAULT.rstrip('\n') + '\n\n' + MANAGED + '\n# inferops.node mdadm_array: index\n%s\n' % INDEX_LINE
+    assert [d['before_header'] for d in result['diff']] == ['md array model', 'md array index', str(conf)]
+    assert 'member: /dev/nvme5n1 role 1' in result['diff'][1]['after'] and result['diff'][2]['after'] == text
+
+    system.calls[:] = []
+    conf_writes[:] = []
+    failed, again = run_module(mdadm_array.main, list_args(conf, model_entry(), index_entry()))
+    assert not failed and not again['changed'], again
+    assert again['actions'] == [] and again['commands'] == [] and not again['initramfs_update_needed']
+    assert [(a['name'], a['changed'], a['actions']) for a in again['arrays']] == [('model', False, []), ('index', False, [])]
+    assert changing(system) == [] and conf_writes == [] and conf.read_text() == text
+
+
+def test_list_check_mode_changes_nothing(tmp_path, monkeypatch, conf, conf_writes):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    _answer_two_fresh(system)
+    before = conf.read_text()
+    failed, result = run_module(mdadm_array.main, list_args(conf, model_entry(), index_entry()), check_mode=True, diff=True)
+    assert not failed, result
+    assert result['changed'] and result['initramfs_update_needed']
+    assert result['commands'] == [CREATE_MODEL, CREATE_INDEX]
+    assert changing(system) == [] and conf_writes == [] and conf.read_text() == before
+    assert [a['array']['status'] for a in result['arrays']] == ['absent', 'absent']
+    assert len(result['diff']) == 3
+    assert 'ARRAY /dev/md/model metadata=1.2 name=<homehost>:model' in result['diff'][2]['after']
+    assert 'ARRAY /dev/md/index metadata=1.2 name=<homehost>:index' in result['diff'][2]['after']
+
+
+def test_list_single_element_matches_single_form(tmp_path, monkeypatch, conf):
+    system = FakeSystem(tmp_path, monkeypatch, 'raid0')
+    answer_model_running(system)
+    failed, single = run_module(mdadm_array.main, model_args(conf), check_mode=True)
+    failed_list, listed = run_module(mdadm_array.main, list_args(conf, model_entry()), check_mode=True)
+    assert not failed and not failed_list
+    assert single['arrays'] == listed['arrays']
+    assert single['arrays'][0]['array'] == single['array'] and single['arrays'][0]['actions'] == single['actions']
+    assert listed['actions'] == ['conf_updated'] and listed['conf_changed']
+
+
+@pytest.mark.parametrize('entries, needle', [
+    ([model_entry(), index_entry(chunk_kb=384)], 'arrays[1] (index): chunk_kb=384 is not a power of two'),
+    ([model_entry(), index_entry(devices=INDEX[:1])],
+     'arrays[1] (index): level=10 with layout n2 needs a multiple of 2 members (at least 2); devices has 1'),
+    ([model_entry(), index_entry(devices=[INDEX[0], BY_ID + 'GONE'])], 'arrays[1] (index): devices[1]='),
+    ([model_entry(), model_entry(devices=list(INDEX), level='1', chunk_kb=None)],
+     "arrays[1] (model): name 'model' is also used by arrays[0]"),
+    ([model_entry(), index_entry(devices=[INDEX[0], '/dev/nvme3n1'])],
+     'arrays[1] (index): devices: /dev/nvme3n1 (/dev/nvme3n1) is also a member of arrays[0] (model) as %s' % MODEL[3]),
+    ([model_entry(devices=MODEL[:3] + [INDEX[1]]), index_entry()],
+     'arrays[1] (index): devices: %s (/dev/nvme5n1) is also a member of arrays[0] (model) as %s' % (INDEX[1], INDEX[1])),
+    ([model_entry(name='bad name')], "arrays[0] (bad name): name='bad name' must be 1-32 letters"),
+    ([model_entry(), index_entry(state='absent')], "arrays[1] (index): state=absent destroys array 'index'"),
+])
+def test_list_validation_before_anything(tmp_path, monkeypatch, conf, conf_writes, entries, needle):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    _answer_two_fresh(system)
+    before = conf.read_text()
+    failed, result = run_module(mdadm_array.main, list_args(conf, *entries))
+    assert failed, result
+    assert needle in result['msg'], result['msg']
+    assert system.calls == [] and conf_writes == [] and conf.read_text() == before
+    assert result['arrays'] == [] and not result['changed']
+
+
+def test_list_failure_in_second_array_keeps_the_first(tmp_path, monkeypatch, conf, conf_writes):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    _answer_two_fresh(system)
+    failed, result = run_module(mdadm_array.main, list_args(conf, model_entry(), index_entry(state='assembled')))
+    assert failed
+    assert result['msg'].startswith("arrays[1] (index): array 'index' is not running")
+    assert 'state=assembled never creates' in result['msg']
+    assert changing(system) == [CREATE_MODEL]
+    model, index = result['arrays']
+    assert model['actions'] == ['created', 'conf_updated'] and model['array']['uuid'] == MODEL_UUID
+    assert index['failed'] and index['msg'] == result['msg'] and index['actions'] == [] and index['array'] is None
+    assert result['changed'] and result['conf_changed'] and result['commands'] == [CREATE_MODEL]
+    # the array that was created is recorded; the failed one is not
+    assert conf_writes == [str(conf)]
+    assert conf.read_text().endswith(MANAGED) and 'index' not in conf.read_text()
+
+
+@pytest.mark.parametrize('args, needle', [
+    ({'name': 'model', 'arrays': [model_entry()]}, 'parameters are mutually exclusive: arrays|name'),
+    ({'level': '0', 'arrays': [model_entry()]}, 'parameters are mutually exclusive: arrays|level'),
+    ({'state': 'present', 'arrays': [model_entry()]}, 'parameters are mutually exclusive: arrays|state'),
+    ({'devices': list(MODEL)}, 'one of the following is required: name, arrays'),
+    ({'arrays': [{'level': '0', 'devices': list(MODEL)}]}, 'missing required arguments: name found in arrays'),
+])
+def test_list_argument_errors(tmp_path, monkeypatch, conf, args, needle):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    failed, result = run_module(mdadm_array.main, dict(args, mdadm_conf=str(conf)))
+    assert failed and needle in result['msg'], result['msg']
+    assert system.calls == []
+
+
+def test_list_empty_changes_nothing(tmp_path, monkeypatch, conf, conf_writes):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    failed, result = run_module(mdadm_array.main, list_args(conf))
+    assert not failed and not result['changed'] and result['arrays'] == []
+    assert system.calls == [] and conf_writes == []
 
 
 # ---------------------------------------------------------------- mdadm.conf editing (table)
