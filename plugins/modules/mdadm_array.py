@@ -166,26 +166,13 @@ requirements:
 '''
 
 EXAMPLES = r'''
-- name: RAID0 of four NVMe drives for the model store
+- name: One array - a RAID1 scratch mirror, members by WWN
   inferops.node.mdadm_array:
-    name: model
-    level: 0
-    chunk_kb: 512
-    devices:
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL2
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL3
-  register: model_md
+    name: scratch
+    level: 1
+    devices: [/dev/disk/by-id/nvme-eui.0025388b91c0a1f2, /dev/disk/by-id/nvme-eui.0025388b91c0a1f3]
+  register: scratch_md
   notify: Update initramfs
-
-- name: RAID10 (near-2) of two drives for the index
-  inferops.node.mdadm_array:
-    name: index
-    level: 10
-    devices:
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0
-      - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1
 
 - name: Both arrays of the local-NVMe seed in one call (one mdadm.conf write)
   inferops.node.mdadm_array:
@@ -212,8 +199,8 @@ EXAMPLES = r'''
 
 - name: Fail the play on a degraded array
   ansible.builtin.assert:
-    that: model_md.array.status != 'degraded'
-    fail_msg: "md {{ model_md.array.device }} is degraded, missing {{ model_md.array.missing_members }}"
+    that: scratch_md.array.status != 'degraded'
+    fail_msg: "md {{ scratch_md.array.device }} is degraded, missing {{ scratch_md.array.missing_members }}"
 
 - name: Tear down (lab only)
   inferops.node.mdadm_array:
@@ -389,6 +376,7 @@ initramfs_update_needed:
   type: bool
 '''
 
+import copy
 import os
 import re
 
@@ -977,14 +965,10 @@ def main():
         metadata=dict(type='str'),
     )
     module = AnsibleModule(
+        # The single form takes the per-array options at the top level (name optional there).
         argument_spec=dict(
+            copy.deepcopy(array_options),
             name=dict(type='str'),
-            state=dict(type='str', default='present', choices=['present', 'assembled', 'absent']),
-            level=dict(type='str'),
-            devices=dict(type='list', elements='str'),
-            chunk_kb=dict(type='int'),
-            layout=dict(type='str'),
-            metadata=dict(type='str'),
             arrays=dict(type='list', elements='dict', options=array_options),
             force=dict(type='bool', default=False),
             update_conf=dict(type='bool', default=True),
