@@ -57,7 +57,9 @@ for stage in "${stages[@]}"; do
     failed=$((failed + 1))
     failed_names+=("$stage")
     printf '%-28s FAIL  %4ds  (log: %s)\n' "$stage" "$took" "$log"
-    tail -n 60 "$log" | sed 's/^/    | /'
+    # The failing task's own message first: a tail shows only recaps.
+    grep -E -A 25 '^(fatal|failed): ' "$log" | head -n 120 | sed 's/^/    ! /'
+    tail -n 40 "$log" | sed 's/^/    | /'
   fi
 done
 ((failed)) && echo "failed stages: ${failed_names[*]}"

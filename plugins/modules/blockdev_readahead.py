@@ -451,11 +451,13 @@ def main():
             if warning and params['persistent'] == 'present':
                 module.warn(warning)
             entry['rule_match'] = match
-            comment = '# device: %s (%s)' % (entry['device'], entry['kname'])
+            # No kernel name in the comment: md126/md127 and nvme0n1/nvme1n1 swap between boots,
+            # and the file must only change when what udev does changes.
+            comment = '# device: %s' % entry['device']
             if params['persistent'] == 'present':
                 if match in by_match:
-                    by_match[match][1] = entry['after']
-                    by_match[match][2] = comment
+                    if by_match[match][1] != entry['after'] or not by_match[match][2]:
+                        by_match[match][1:] = [entry['after'], comment]
                 else:
                     new = [match, entry['after'], comment]
                     entries.append(new)

@@ -118,7 +118,7 @@ def test_persistent_rules(raid):
         'ACTION=="add|change", SUBSYSTEM=="block", KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_WWN}=="%s", '
         'ATTR{queue/read_ahead_kb}="128"' % NVME4_WWID,
     ]
-    assert '# device: /dev/md/model (md127)' in text
+    assert '# device: /dev/md/model\n' in text
     assert [d['rule_match'] for d in result['devices']][0] == 'KERNEL=="md*", ATTR{md/uuid}=="%s"' % MODEL_KUUID
     # idempotent
     failed, again = run_module(blockdev_readahead.main, args)
@@ -136,6 +136,22 @@ def test_persistent_rules(raid):
         'devices': [{'device': '/dev/md/model'}, {'device': MODEL[0], 'read_ahead_kb': 256}],
         'persistent': 'absent', 'rules_file': str(rules)})
     assert gone['rules_changed'] and not rules.exists()
+
+
+def test_kernel_names_swapped_after_reboot_change_nothing(raid):
+    # md126/md127 swap between boots; the rule matches the array UUID and the file must stay
+    # as it is when only the kernel name or the path used to name the device differs.
+    rules = raid.tmp / '61-inferops-readahead.rules'
+    failed, first = run_module(blockdev_readahead.main, {
+        'devices': [{'device': '/dev/md/model'}], 'persistent': 'present', 'rules_file': str(rules)})
+    assert not failed and first['rules_changed']
+    written = rules.read_text()
+    rules.write_text(written.replace('# device: /dev/md/model', '# device: /dev/md/model (md126)'))
+    kept = rules.read_text()
+    failed, again = run_module(blockdev_readahead.main, {
+        'devices': [{'device': '/dev/md127'}], 'persistent': 'present', 'rules_file': str(rules)})
+    assert not failed and not again['changed'] and not again['rules_changed'], again
+    assert rules.read_text() == kept
 
 
 def test_kept_value_goes_into_rule(raid):
