@@ -74,6 +74,9 @@ def load_spec(role):
 
 def variables_section(main):
     lines = ["## Variables", "", GENERATED, "",
+             "A variable that starts with the role's prefix but is not in this table fails the run",
+             "before any change, naming the closest known names: a misspelt variable would",
+             "otherwise be ignored.", "",
              "| variable | type | default | description |", "| --- | --- | --- | --- |"]
     lines += list(option_rows(main.get("options") or {}))
     return "\n".join(lines) + "\n\n"
