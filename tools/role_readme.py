@@ -76,7 +76,8 @@ def variables_section(main):
     lines = ["## Variables", "", GENERATED, "",
              "A variable that starts with the role's prefix but is not in this table fails the run",
              "before any change, naming the closest known names: a misspelt variable would",
-             "otherwise be ignored.", "",
+             "otherwise be ignored. List variables of your own that share the prefix in",
+             "`inferops_allowed_extra_vars`.", "",
              "| variable | type | default | description |", "| --- | --- | --- | --- |"]
     lines += list(option_rows(main.get("options") or {}))
     return "\n".join(lines) + "\n\n"

@@ -18,6 +18,9 @@ description:
     typo such as C(kernel_tuning_sysctl) for C(kernel_tuning_sysctl_extra) would silently
     change nothing. The roles fail on these before any change.
   - Each message names the variable and the closest known option names.
+  - A variable of the inventory's own that merely shares the prefix (for example
+    C(triton_compose_image_tag), used to build C(triton_compose_image)) is allowed by listing it
+    in the variable C(inferops_allowed_extra_vars).
 options:
   _terms:
     description: The role's variable prefix, without the trailing underscore.
@@ -60,6 +63,8 @@ import yaml
 from ansible.errors import AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
+ALLOW_VAR = 'inferops_allowed_extra_vars'
+
 
 def known_options(role_path):
     path = os.path.join(role_path, 'meta', 'argument_specs.yml')
@@ -75,16 +80,18 @@ def known_options(role_path):
 
 
 def unknown(prefix, present, options, outputs=()):
-    """Messages for the names in ``present`` that look like the role's but are neither options nor outputs."""
+    """Messages for the names in ``present`` that carry the role's prefix but are neither options nor outputs."""
     messages = []
     known = set(options) | set(outputs)
     for name in sorted(n for n in present if n.startswith(prefix + '_') and n not in known):
         # Compare what follows the prefix: the shared prefix would make every option look close.
         tail = len(prefix) + 1
         close = difflib.get_close_matches(name[tail:], sorted(o[tail:] for o in options), n=3, cutoff=0.6)
-        close = [prefix + '_' + c for c in close]
-        hint = ' (did you mean %s?)' % ', '.join(close) if close else ''
-        messages.append('%s is not a variable of role %s%s' % (name, prefix, hint))
+        if close:
+            hint = 'did you mean %s?' % ', '.join(prefix + '_' + c for c in close)
+        else:
+            hint = 'if it is your own, list it in %s' % ALLOW_VAR
+        messages.append('%s is not a variable of role %s (%s)' % (name, prefix, hint))
     return messages
 
 
@@ -97,7 +104,10 @@ class LookupModule(LookupBase):
         if not role_path:
             raise AnsibleLookupError('unknown_role_vars: no role_path (call it from a role task or pass role_path)')
         options = known_options(role_path)
+        allowed = variables.get(ALLOW_VAR) or []
+        if not isinstance(allowed, list) or not all(isinstance(name, str) for name in allowed):
+            raise AnsibleLookupError('%s = %r: must be a list of variable names' % (ALLOW_VAR, allowed))
         messages = []
         for prefix in terms:
-            messages.extend(unknown(prefix, variables, options, self.get_option('outputs') or []))
+            messages.extend(unknown(prefix, variables, options, list(self.get_option('outputs') or []) + allowed))
         return messages

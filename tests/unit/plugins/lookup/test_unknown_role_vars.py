@@ -47,7 +47,15 @@ def test_known_options_outputs_and_other_prefixes_pass():
 
 def test_outputs_are_never_suggested():
     messages = plugin.unknown('warmup', ['warmup_results'], ['warmup_qps'], ['warmup_result'])
-    assert messages == ['warmup_results is not a variable of role warmup']
+    assert messages == ['warmup_results is not a variable of role warmup (if it is your own, list it in inferops_allowed_extra_vars)']
+
+
+def test_inventory_can_allow_its_own_variables():
+    variables = {'role_path': os.path.join(ROLES, 'triton_compose'), 'triton_compose_image_tag': '24.08-py3',
+                 'inferops_allowed_extra_vars': ['triton_compose_image_tag']}
+    assert lookup(['triton_compose'], variables) == []
+    with pytest.raises(AnsibleLookupError, match='inferops_allowed_extra_vars = .*must be a list'):
+        lookup(['triton_compose'], dict(variables, inferops_allowed_extra_vars='triton_compose_image_tag'))
 
 
 def test_unreadable_spec_and_missing_role_path(tmp_path):
