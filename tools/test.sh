@@ -17,6 +17,7 @@ stage_yamllint() { yamllint -s .; }
 stage_ansible_lint() { ansible-lint --profile production --offline; }
 stage_changelog() { antsibull-changelog lint; }
 stage_role_docs() { python tools/role_readme.py --check; }
+stage_preflight() { bash tests/preflight/run.sh; }
 stage_sanity() { tools/ansible-test.sh sanity; }
 stage_units() { tools/ansible-test.sh units; }
 stage_build() { tools/check-build.sh; }
@@ -35,7 +36,7 @@ for file in molecule/*/molecule.yml; do
   fi
 done
 
-stages=(yamllint ansible_lint changelog role_docs sanity units build lab_image)
+stages=(yamllint ansible_lint changelog role_docs preflight sanity units build lab_image)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 

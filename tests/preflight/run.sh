@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# playbooks/preflight.yml against the example inventories (must pass) and
+# tests/preflight/bad_inventory (each bad host must fail, for its reason).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+status=0
+
+for inventory in inventories/*/; do
+  if ansible-playbook -i "$inventory" playbooks/preflight.yml >"/tmp/preflight.$$" 2>&1; then
+    echo "pass: $inventory"
+  else
+    echo "FAIL: $inventory is an example inventory and must pass:"; cat "/tmp/preflight.$$"; status=1
+  fi
+done
+
+ansible-playbook -i tests/preflight/bad_inventory playbooks/preflight.yml >"/tmp/preflight.$$" 2>&1
+out=$(sed -e ':a' -e 'N' -e '$!ba' -e 's/\n\s*/ /g' "/tmp/preflight.$$")  # one line: messages are folded
+rm -f "/tmp/preflight.$$"
+expect() {  # host, text its failure must contain
+  if grep -q "fatal: \[$1\]" <<<"$out" && grep -qF -- "$2" <<<"$out"; then
+    echo "refused: $1 ($2)"
+  else
+    echo "FAIL: $1 was not refused with: $2"; status=1
+  fi
+}
+expect misspelt-var 'nvme_sched_readahead_kb is not a variable of role nvme_sched (did you mean nvme_sched_read_ahead_kb?)'
+expect wrong-type "argument 'nvme_sched_read_ahead_kb' is of type str"
+expect wrong-choice 'value of kernel_tuning_thp must be one of: always, madvise, never'
+expect unknown-transport 'value of transport must be one of: tcp, rdma, fc, got: infiniband found in nvmeof_initiator_connections'
+expect misspelt-serving 'warmup_qsp is not a variable of role warmup (did you mean warmup_qps?)'
+if grep -qE 'good-local +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' <<<"$out"; then
+  echo "pass: good-local"
+else
+  echo "FAIL: good-local must pass"; status=1
+fi
+exit $status
