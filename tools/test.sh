@@ -58,8 +58,9 @@ for stage in "${stages[@]}"; do
     failed=$((failed + 1))
     failed_names+=("$stage")
     printf '%-28s FAIL  %4ds  (log: %s)\n' "$stage" "$took" "$log"
-    # The failing task's own message first: a tail shows only recaps.
-    grep -E -A 25 '^(fatal|failed): ' "$log" | head -n 120 | sed 's/^/    ! /'
+    # The failing task's own message first (a tail shows only recaps): the last
+    # failures, since refused bad inputs fail on purpose earlier in the log.
+    grep -E -A 25 '^(fatal|failed): ' "$log" | tail -n 100 | sed 's/^/    ! /'
     tail -n 40 "$log" | sed 's/^/    | /'
   fi
 done
