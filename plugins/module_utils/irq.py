@@ -13,7 +13,15 @@
   ``local``) and whether ``smp_affinity_list`` must change;
 * ``apply`` - write ``/proc/irq/N/smp_affinity_list`` (``sysfs.write_attr``: ``os.open`` /
   ``os.write`` / explicit ``os.close``, so the kernel's EIO for a kernel-managed IRQ surfaces and
-  is reported as status ``managed``) and read the affinity back.
+  is reported as status ``managed``) and read the affinity back;
+* ``mark_pending`` - flag IRQs whose ``effective_affinity_list`` is not yet inside the requested
+  ``smp_affinity_list`` (x86 moves an IRQ at its next interrupt: a quiet admin queue keeps the old
+  CPU until then);
+* ``predict_managed`` - without writing (check mode, ``list_only``), decide which IRQs a write would
+  find kernel-managed: debugfs ``IRQD_AFFINITY_MANAGED`` when mounted, else the record of this boot
+  (``load_record`` / ``update_record``: what real runs and the boot-time script saw, keyed by boot_id
+  and IRQ action name), else the NVMe driver rule (I/O queue vectors ``nvme<N>q<M>``, M >= 1), else
+  unknown.
 
 No Ansible imports, only the standard library and the two sibling files ``sysfs.py`` and
 ``cpulist.py`` (imported relatively): the irq_affinity role installs these three files as the
@@ -23,21 +31,34 @@ package ``/usr/local/lib/inferops/`` on the host, where ``/usr/local/lib/inferop
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tempfile
 
 from . import sysfs
 from .cpulist import CpuListError, format_cpulist, parse_cpulist, to_cpus
 
 __all__ = [
     'IrqError', 'POLICIES', 'ONLINE', 'parse_interrupts', 'irq_names', 'pci_numa_nodes', 'online_cpus',
-    'compile_rule', 'compile_rules', 'not_online', 'match_rules', 'plan', 'apply',
-    'format_cpulist', 'parse_cpulist', 'CpuListError',
+    'compile_rule', 'compile_rules', 'not_online', 'match_rules', 'plan', 'apply', 'mark_pending',
+    'RECORD', 'BOOT_ID', 'boot_id', 'debugfs_managed', 'driver_managed', 'load_record', 'update_record',
+    'save_record', 'predict_managed', 'format_cpulist', 'parse_cpulist', 'CpuListError',
 ]
 
 POLICIES = ('cpus', 'spread', 'local')
 ONLINE = '/sys/devices/system/cpu/online'
 AFFINITY = '/proc/irq/%d/smp_affinity_list'
 EFFECTIVE = '/proc/irq/%d/effective_affinity_list'
+BOOT_ID = '/proc/sys/kernel/random/boot_id'
+# Only present with CONFIG_GENERIC_IRQ_DEBUGFS and debugfs mounted (never mounted by this code).
+DEBUGFS_IRQ = '/sys/kernel/debug/irq/irqs/%d'
+# What the writes of this boot found (tmpfs: gone at reboot; the boot_id inside guards the rest).
+RECORD = '/run/inferops/irq-managed.json'
+RECORD_VERSION = 1
+# The nvme driver allocates its I/O queue vectors with PCI_IRQ_AFFINITY (pre_vectors=1: only the
+# admin queue vector, nvme<N>q0, is not managed), so nvme<N>q<M>, M >= 1, are kernel-managed.
+NVME_IO_QUEUE = re.compile(r'^nvme\d+q[1-9]\d*$')
 
 
 class IrqError(Exception):
@@ -207,7 +228,9 @@ def plan(rules, names, online):
     Entry: ``irq``, ``name``, ``rule`` (index), ``policy``, ``node`` (``local`` only), ``before``
     (``smp_affinity_list``), ``target`` (cpulist), ``after`` (``target`` when it must change, else
     ``before``), ``effective`` (``effective_affinity_list``), ``status`` (``changed`` - must be
-    written, ``unchanged``, ``failed`` - affinity unreadable) and ``msg``. Nothing is written.
+    written, ``unchanged``, ``failed`` - affinity unreadable), ``msg``, and ``managed_source``,
+    ``managed_unknown``, ``pending`` (set by ``apply``, ``predict_managed``, ``mark_pending``).
+    Nothing is written.
     """
     pci_nodes = {}
     entries = []
@@ -215,7 +238,8 @@ def plan(rules, names, online):
         for position, irq in enumerate(rule['matched']):
             entry = {'irq': irq, 'name': names[irq], 'rule': rule['index'], 'policy': rule['policy'], 'node': None,
                      'before': sysfs.read_attr(AFFINITY % irq), 'target': None, 'after': None,
-                     'effective': sysfs.read_attr(EFFECTIVE % irq), 'status': 'unchanged', 'msg': None}
+                     'effective': sysfs.read_attr(EFFECTIVE % irq), 'status': 'unchanged', 'msg': None,
+                     'managed_source': None, 'managed_unknown': False, 'pending': False}
             if rule['policy'] == 'cpus':
                 target = rule['cpus']
             elif rule['policy'] == 'spread':
@@ -244,7 +268,8 @@ def apply(entries):
     """Write the target of every ``changed`` entry of ``plan`` and read it back; returns ``entries``.
 
     An EIO from the store (at the write or at the close) means a kernel-managed IRQ: status
-    ``managed``, not an error. Any other write error, or a read-back that differs from the target,
+    ``managed``, not an error; an accepted write or an EIO sets ``managed_source='write'`` (what
+    ``update_record`` keeps). Any other write error, or a read-back that differs from the target,
     sets status ``failed`` with the reason in ``msg``. ``after`` and ``effective`` are read back.
     """
     for entry in entries:
@@ -257,11 +282,13 @@ def apply(entries):
             entry['after'] = sysfs.read_attr(path)
             if exc.managed:
                 entry['status'] = 'managed'
+                entry['managed_source'] = 'write'
                 entry['msg'] = 'kernel-managed IRQ: affinity write refused (EIO)'
             else:
                 entry['status'] = 'failed'
                 entry['msg'] = '%s' % exc
             continue
+        entry['managed_source'] = 'write'
         entry['after'] = sysfs.read_attr(path)
         entry['effective'] = sysfs.read_attr(EFFECTIVE % entry['irq'])
         try:
@@ -272,3 +299,154 @@ def apply(entries):
             entry['status'] = 'failed'
             entry['msg'] = 'wrote %s but the kernel reports %r' % (entry['target'], entry['after'])
     return entries
+
+
+# ---------------------------------------------------------------- effective affinity
+
+def mark_pending(entries, statuses=('changed', 'unchanged')):
+    """Set ``pending`` on every entry: true when its ``effective`` CPUs (where the kernel delivers the
+    interrupt now) are not all inside ``after`` (the requested ``smp_affinity_list``).
+
+    The kernel moves an IRQ's vector lazily (x86: at the IRQ's next interrupt), so right after a write
+    ``effective_affinity_list`` can still name the old CPU; that move is pending, not failed. Only
+    entries whose ``after`` is what the kernel holds count (``statuses``; in check mode only
+    ``unchanged``, the ``after`` of a planned change is not written). Returns the pending IRQ numbers.
+    """
+    pending = []
+    for entry in entries:
+        entry['pending'] = False
+        if entry['status'] not in statuses or not entry.get('effective') or not entry.get('after'):
+            continue
+        try:
+            effective = set(parse_cpulist(entry['effective']))
+            wanted = set(parse_cpulist(entry['after']))
+        except CpuListError:
+            continue
+        if effective and not effective <= wanted:
+            entry['pending'] = True
+            note = 'move pending: the kernel still delivers it to CPU(s) %s (effective_affinity_list) until its next interrupt' % (
+                format_cpulist(sorted(effective)))
+            entry['msg'] = '%s; %s' % (entry['msg'], note) if entry['msg'] else note
+            pending.append(entry['irq'])
+    return pending
+
+
+# ---------------------------------------------------------------- managed IRQs without writing
+
+def boot_id():
+    """This boot's id (``/proc/sys/kernel/random/boot_id``), or None."""
+    value = sysfs.read_attr(BOOT_ID)
+    return value.strip() or None if value is not None else None
+
+
+def debugfs_managed(irq):
+    """True/False from debugfs ``irq/irqs/N`` (``IRQD_AFFINITY_MANAGED`` in its ``dstate``), None when
+    the file is not there (kernel without CONFIG_GENERIC_IRQ_DEBUGFS, debugfs not mounted) or unreadable."""
+    text = sysfs.read_attr(DEBUGFS_IRQ % irq)
+    if not text or 'dstate:' not in text:
+        return None
+    return re.search(r'^\s*IRQD_AFFINITY_MANAGED\s*$', text, re.M) is not None
+
+
+def driver_managed(name):
+    """True when every action of the IRQ is an NVMe I/O queue (see ``NVME_IO_QUEUE``), else None."""
+    names = [n.strip() for n in (name or '').split(',') if n.strip()]
+    if names and all(NVME_IO_QUEUE.match(n) for n in names):
+        return True
+    return None
+
+
+def load_record(text, boot):
+    """``{name: True (managed) / False (write accepted)}`` from the record ``text`` - empty unless the
+    record is well-formed and was written during boot ``boot`` (IRQ numbers and device names are
+    handed out again at every boot, a record from another boot says nothing about this one)."""
+    if not text or not boot:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(data, dict) or data.get('version') != RECORD_VERSION or data.get('boot_id') != boot:
+        return {}
+    known = {}
+    for key, value in (('managed', True), ('writable', False)):
+        for name in data.get(key) or []:
+            if isinstance(name, str):
+                known[name] = value
+    return known
+
+
+def update_record(text, boot, entries):
+    """The record after the writes of ``entries`` (``apply`` done): what the kernel answered per IRQ
+    name (EIO - managed, accepted - writable), merged into the record of this boot. Returns the new
+    text, or None when it would not change (or the boot id is unknown)."""
+    if not boot:
+        return None
+    known = load_record(text, boot)
+    for entry in entries:
+        if entry.get('managed_source') == 'write':
+            known[entry['name']] = entry['status'] == 'managed'
+    new = json.dumps({'version': RECORD_VERSION, 'boot_id': boot,
+                      'managed': sorted(n for n, v in known.items() if v),
+                      'writable': sorted(n for n, v in known.items() if not v)}, indent=1, sort_keys=True) + '\n'
+    return None if new.strip() == (text or '').strip() else new
+
+
+def save_record(path, content):
+    """Replace ``path`` atomically (temporary file in its directory + ``os.replace``; the boot-time
+    script's writer, the module uses ``textfile.write_text_atomic``)."""
+    directory = os.path.dirname(path)
+    if not os.path.isdir(directory):
+        os.makedirs(directory, 0o755)
+    fd, tmp = tempfile.mkstemp(prefix='.inferops.', dir=directory)
+    try:
+        os.write(fd, content.encode('utf-8'))
+        os.close(fd)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def predict_managed(entries, record):
+    """For every entry of ``plan`` that would be written (status ``changed``) when nothing is written
+    (check mode, ``list_only``): would the kernel refuse it as managed?
+
+    Sources, first answer wins: debugfs (``managed_source=debugfs``), ``record`` (``load_record`` of
+    this boot; ``record``), the NVMe driver rule (``driver``). A managed prediction sets status
+    ``managed`` (as the real run will report it); a writable one keeps ``changed``. When no source
+    knows, the entry keeps ``changed`` - most IRQs accept the write - with ``managed_unknown=true``.
+    Sets ``managed_source`` / ``managed_unknown`` on every entry; returns the unknown IRQ numbers.
+    """
+    unknown = []
+    for entry in entries:
+        entry.setdefault('managed_source', None)
+        entry['managed_unknown'] = False
+        if entry['status'] != 'changed':
+            continue
+        for source, answer in (('debugfs', lambda e: debugfs_managed(e['irq'])),
+                               ('record', lambda e: record.get(e['name'])),
+                               ('driver', lambda e: driver_managed(e['name']))):
+            managed = answer(entry)
+            if managed is not None:
+                break
+        else:
+            source = None
+        entry['managed_source'] = source
+        if managed:
+            entry['status'] = 'managed'
+            entry['after'] = entry['before']
+            entry['msg'] = {
+                'debugfs': 'kernel-managed IRQ (IRQD_AFFINITY_MANAGED in debugfs): a write would be refused (EIO)',
+                'record': 'kernel-managed IRQ (its write was refused with EIO earlier this boot): a write would be refused',
+                'driver': 'kernel-managed IRQ (NVMe I/O queue vector, the nvme driver allocates them managed): '
+                          'a write would be refused (EIO)',
+            }[source]
+        elif managed is None:
+            entry['managed_unknown'] = True
+            unknown.append(entry['irq'])
+    return unknown

@@ -25,6 +25,13 @@ description:
     C(msi_irqs)), restricted to the rule's CPU list when one is given.
   - Kernel-managed IRQs (for example NVMe I/O queue vectors) refuse affinity changes with EIO; they are
     reported with RV(irqs[].status=managed) and are not an error.
+  - A real run records, per IRQ action name, whether the kernel accepted or refused (EIO) its write in
+    C(/run/inferops/irq-managed.json) together with the boot id (C(/proc/sys/kernel/random/boot_id)); the
+    C(inferops.node.irq_affinity) role's boot-time script records the same at every boot. The file is on
+    tmpfs and a record of another boot is ignored, since IRQ numbers and device names are handed out anew
+    at every boot. Writing it does not count as a change.
+  - Check mode and O(list_only=true) write nothing and predict the real run - see the C(check_mode)
+    attribute.
   - Every rule is validated before any write - the selector must compile, the CPU list must parse and
     contain only online CPUs (C(/sys/devices/system/cpu/online)).
 options:
@@ -67,9 +74,16 @@ options:
 attributes:
   check_mode:
     description: >-
-      Nothing is written. Kernel-managed IRQs cannot be detected without writing, so in check mode an IRQ
-      whose affinity differs is reported as V(changed) with RV(irqs[].managed_unknown=true) and a note in
-      RV(irqs[].msg) - a real run may report it as V(managed) instead.
+      Nothing is written (neither the affinities nor the record). Check mode predicts the real run, so that
+      C(--check) can serve as a drift gate: an IRQ whose affinity differs is predicted V(managed) - not a
+      change - when, in this order, debugfs C(irq/irqs/N) shows C(IRQD_AFFINITY_MANAGED) (kernels with
+      CONFIG_GENERIC_IRQ_DEBUGFS and debugfs already mounted; it is never mounted by the module), or the
+      record of this boot says the kernel refused its write, or it is an NVMe I/O queue vector
+      (V(nvme<N>q<M>), M >= 1, which the nvme driver always allocates kernel-managed); a recorded accepted
+      write predicts V(changed). When none of these tells, the IRQ is predicted V(changed) (most IRQs accept
+      the write) with RV(irqs[].managed_unknown=true), it is listed in RV(unknown_managed) and a warning
+      names it. On a converged node - after one real run in this boot, or after the boot-time script ran -
+      check mode reports no change.
     support: full
   diff_mode:
     description: Shows C(smp_affinity_list) of the matched IRQs before and after.
@@ -83,11 +97,15 @@ notes:
     (or stop irqbalance) before relying on the pinning.
   - RV(irqs[].after) is the requested affinity mask; RV(irqs[].effective) is where the kernel actually
     delivers the interrupt (C(effective_affinity_list)), usually a single CPU of the mask.
-  - Whether an IRQ is kernel-managed shows only when its affinity is written (the kernel answers EIO);
-    nothing in C(/proc) or C(/sys) tells it beforehand. In check mode and with O(list_only=true) nothing is
-    written, so an IRQ that would be written keeps RV(irqs[].status=changed) and gets
-    RV(irqs[].managed_unknown=true) and a note in RV(irqs[].msg); RV(managed_irqs) is then empty. No
-    write is made to find out.
+  - Whether an IRQ is kernel-managed shows in C(/proc) and C(/sys) only when its affinity is written
+    (the kernel answers EIO); without writing only debugfs tells (Debian 12's kernel is built without
+    CONFIG_GENERIC_IRQ_DEBUGFS). Check mode and O(list_only=true) therefore use the record of this boot and
+    the NVMe driver rule, and report RV(irqs[].managed_source) and RV(unknown_managed). No write is made
+    to find out.
+  - RV(irqs[].after) is what the kernel will use for the next interrupt; RV(irqs[].effective) may still
+    name the old CPU until that interrupt arrives (x86 moves a vector at its next interrupt, a quiet NVMe
+    admin queue can keep the old CPU for long). Such IRQs get RV(irqs[].pending=true) and are listed in
+    RV(pending_irqs); that is not an error and not a change.
   - The pinning code (C(plugins/module_utils/irq.py)) is also what the C(inferops.node.irq_affinity)
     role installs on the host to re-apply the pins at boot.
 '''
@@ -154,7 +172,7 @@ irqs:
       type: str
       sample: '1'
     after:
-      description: C(smp_affinity_list) after the call (read back; planned value in check mode / list_only).
+      description: C(smp_affinity_list) after the call (read back; planned value in check mode / list_only, unchanged for V(managed)).
       type: str
       sample: '1'
     effective:
@@ -164,19 +182,32 @@ irqs:
     status:
       description:
         - V(changed), V(unchanged), V(managed) (kernel-managed, EIO on write) or V(failed).
-        - In check mode and with O(list_only=true), V(changed) means the affinity would be written; the
-          write could still be refused as V(managed), see RV(irqs[].managed_unknown).
+        - In check mode and with O(list_only=true), V(changed) means the affinity would be written and
+          V(managed) that the write would be refused, as told by RV(irqs[].managed_source).
       type: str
       sample: changed
+    managed_source:
+      description:
+        - What told whether the IRQ is kernel-managed - V(write) (the real write of this call, EIO or
+          accepted), V(debugfs), V(record) (the record of this boot), V(driver) (NVMe I/O queue name);
+          null when the IRQ was not written and needed no prediction, or when no source knew.
+      type: str
+      sample: record
     managed_unknown:
       description:
-        - V(true) when the IRQ would be written but was not (check mode, O(list_only=true)), so whether
-          the kernel manages it - and would refuse the write with EIO - is not known.
-        - V(false) after a real write (RV(irqs[].status) then says V(managed) or not) and when no write is needed.
+        - V(true) when the IRQ would be written but was not (check mode, O(list_only=true)) and no source
+          tells whether the kernel manages it; it is then predicted V(changed) and listed in RV(unknown_managed).
+      type: bool
+      sample: false
+    pending:
+      description:
+        - V(true) when RV(irqs[].effective) names CPUs outside RV(irqs[].after) - the kernel has taken the
+          new affinity and moves the interrupt at its next occurrence. Only for written and V(unchanged) IRQs.
       type: bool
       sample: false
     msg:
-      description: Error or note (write error, fallback used by V(local), not written in check mode / list_only).
+      description: Error or note (write error, fallback used by V(local), managed prediction, status unknown
+        in check mode / list_only, pending move).
       type: str
 matched_irqs:
   description: All matched IRQ numbers, sorted (for irqbalance's ban list).
@@ -190,6 +221,20 @@ managed_irqs:
   type: list
   elements: int
   sample: [33, 34]
+unknown_managed:
+  description:
+    - Check mode and O(list_only=true) - IRQs that would be written but whose managed status no source
+      tells (see the C(check_mode) attribute); counted as changes. Empty in a real run.
+  returned: always
+  type: list
+  elements: int
+  sample: []
+pending_irqs:
+  description: IRQs with RV(irqs[].pending=true).
+  returned: always
+  type: list
+  elements: int
+  sample: [31]
 rules:
   description: Per rule, the IRQs it matched.
   returned: always
@@ -203,12 +248,14 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.irq import (
-    IrqError, apply, compile_rules, format_cpulist, irq_names, match_rules, online_cpus, plan,
+    RECORD, IrqError, apply, boot_id, compile_rules, format_cpulist, irq_names, load_record, mark_pending, match_rules,
+    online_cpus, plan, predict_managed, update_record,
 )
+from ansible_collections.inferops.node.plugins.module_utils.textfile import read_text, write_text_atomic
 
-UNWRITTEN = ('not written ({reason}): whether the kernel accepts it cannot be known without writing - '
-             'a kernel-managed IRQ would refuse it with EIO and be reported as managed')
-
+UNWRITTEN = ('not written ({reason}) and no source tells whether the kernel manages this IRQ (no debugfs '
+             'IRQD_AFFINITY_MANAGED, no record of this boot in %s, not an NVMe I/O queue): predicted as a change; '
+             'a kernel-managed IRQ would refuse the write with EIO and be reported as managed' % RECORD)
 
 def main():
     module = AnsibleModule(
@@ -224,7 +271,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    result = dict(changed=False, irqs=[], matched_irqs=[], managed_irqs=[], rules=[])
+    result = dict(changed=False, irqs=[], matched_irqs=[], managed_irqs=[], unknown_managed=[], pending_irqs=[], rules=[])
 
     # ---- validate every rule before reading or writing any IRQ
     try:
@@ -249,16 +296,37 @@ def main():
             module.fail_json(msg='rules matched no IRQ: %s' % ', '.join(
                 'rules[%d].selector=%r' % (r['index'], r['selector']) for r in empty), **result)
 
-    # ---- plan, then apply (check mode and list_only only plan)
+    # ---- plan, then apply (check mode and list_only only plan, and predict which IRQs are managed)
     entries = plan(rules, names, online)
     unwritten = 'list_only' if params['list_only'] else 'check mode' if module.check_mode else None
+    record_path = sysfs.host_path(RECORD)
+    record_text = read_text(record_path)
+    boot = boot_id()
     if unwritten is None:
         apply(entries)
-    for entry in entries:
-        entry['managed_unknown'] = unwritten is not None and entry['status'] == 'changed'
-        if entry['managed_unknown']:
-            note = UNWRITTEN.format(reason=unwritten)
-            entry['msg'] = '%s; %s' % (entry['msg'], note) if entry['msg'] else note
+        unknown = []
+        pending = mark_pending(entries)
+        # What the kernel answered, for later check runs of this boot. Bookkeeping on tmpfs, not
+        # configuration: not counted in changed.
+        new_record = update_record(record_text, boot, entries)
+        if new_record is not None:
+            try:
+                write_text_atomic(module, record_path, new_record)
+            except (IOError, OSError) as exc:
+                module.warn('cannot record the kernel-managed IRQs in %s: %s' % (RECORD, to_native(exc)))
+    else:
+        unknown = predict_managed(entries, load_record(record_text, boot))
+        pending = mark_pending(entries, ('unchanged',))
+        for entry in entries:
+            if entry['managed_unknown']:
+                note = UNWRITTEN.format(reason=unwritten)
+                entry['msg'] = '%s; %s' % (entry['msg'], note) if entry['msg'] else note
+        if unknown and unwritten == 'check mode':
+            module.warn('check mode cannot tell whether IRQ(s) %s are kernel-managed (no debugfs, no record of this '
+                        'boot in %s); they are predicted as changed - a real run may find them managed instead' % (
+                            ', '.join('%d (%s)' % (e['irq'], e['name']) for e in entries if e['managed_unknown']), RECORD))
+    result['unknown_managed'] = unknown
+    result['pending_irqs'] = pending
     result['irqs'] = entries
     result['managed_irqs'] = [e['irq'] for e in entries if e['status'] == 'managed']
     result['changed'] = any(e['status'] == 'changed' for e in entries) and not params['list_only']

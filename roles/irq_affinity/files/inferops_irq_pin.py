@@ -15,7 +15,11 @@ Installed as /usr/local/lib/inferops-irq-pin.py and run through the wrapper
 Rules: [{"selector": regex searched in the IRQ name, "policy": "cpus"|"spread"|"local",
 "cpus": "0-3,8" or null}], first match wins; IRQ names come from
 /sys/kernel/irq/N/actions (else the last column of /proc/interrupts). Kernel-managed
-IRQs refuse affinity writes with EIO: reported as managed, not an error.
+IRQs refuse affinity writes with EIO: reported as managed, not an error. What the kernel
+answered is recorded per IRQ name with this boot's id in /run/inferops/irq-managed.json,
+so that the irq_pin module's check mode knows the managed IRQs of this boot without
+writing. An IRQ whose effective_affinity_list is still outside its new affinity is
+reported as pending (the kernel moves it at its next interrupt).
 
 The pinning itself is the collection's plugins/module_utils/irq.py - the code of the
 inferops.node.irq_pin module - installed with its sibling sysfs.py and cpulist.py as the
@@ -52,7 +56,7 @@ def apply(path):
         return 1
     names = read_names()
     irq.match_rules(rules, names)
-    counts = {'changed': 0, 'unchanged': 0, 'managed': 0, 'failed': 0}
+    counts = {'changed': 0, 'unchanged': 0, 'managed': 0, 'failed': 0, 'pending': 0}
     usable = []
     for rule in rules:
         if irq.not_online(rule['cpus'], online):
@@ -61,15 +65,32 @@ def apply(path):
             counts['failed'] += len(rule['matched'])
         else:
             usable.append(rule)
-    for entry in irq.apply(irq.plan(usable, names, online)):
+    entries = irq.apply(irq.plan(usable, names, online))
+    counts['pending'] = len(irq.mark_pending(entries))
+    for entry in entries:
         counts[entry['status']] += 1
         if entry['status'] == 'changed':
-            print('IRQ %d (%s) -> %s' % (entry['irq'], entry['name'], entry['target']))
+            print('IRQ %d (%s) -> %s%s' % (entry['irq'], entry['name'], entry['target'],
+                                           ' (move pending)' if entry['pending'] else ''))
         elif entry['status'] == 'failed':
             print('IRQ %d (%s): %s' % (entry['irq'], entry['name'], entry['msg']))
+    record(entries)
     print('inferops-irq-pin: %(changed)d pinned, %(unchanged)d already pinned, '
-          '%(managed)d kernel-managed, %(failed)d failed' % counts)
+          '%(managed)d kernel-managed, %(failed)d failed, %(pending)d move(s) pending' % counts)
     return 1 if counts['failed'] else 0
+
+
+def record(entries):
+    """Merge what the kernel answered into the record of this boot (irq.RECORD)."""
+    path = irq.sysfs.host_path(irq.RECORD)
+    old = irq.sysfs.read_attr(irq.RECORD)
+    new = irq.update_record(old, irq.boot_id(), entries)
+    if new is None:
+        return
+    try:
+        irq.save_record(path, new)
+    except OSError as exc:
+        print('inferops-irq-pin: cannot write %s: %s' % (irq.RECORD, exc))
 
 
 def policy(number):

@@ -14,6 +14,7 @@ import errno
 import re
 
 import pytest
+from ansible.module_utils import basic
 
 from ansible_collections.inferops.node.plugins.module_utils import irq as irq_utils
 from ansible_collections.inferops.node.plugins.modules import irq_pin
@@ -31,6 +32,14 @@ def guest(tmp_path, monkeypatch):
         if re.match(r'^nvme\d+q[1-9]\d*$', name):
             system.fail_writes(AFF % irq, errno.EIO)
     return system
+
+
+@pytest.fixture
+def warnings(monkeypatch):
+    """What the module passed to ``module.warn``."""
+    seen = []
+    monkeypatch.setattr(basic.AnsibleModule, 'warn', lambda module, msg: seen.append(msg))
+    return seen
 
 
 def aff(system, irq):
@@ -132,32 +141,61 @@ def test_first_rule_wins(guest):
     assert by_irq(result)[31]['rule'] == 0 and by_irq(result)[32]['rule'] == 1
 
 
-def test_check_mode(guest):
+def test_check_mode_fresh_node(guest, warnings):
+    """No record, no debugfs (as on the guest): the NVMe driver rule predicts the I/O queue vectors,
+    the admin queue's status is unknown - predicted as changed, and said so."""
     failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]}, check_mode=True, diff=True)
     assert not failed and result['changed']
     irqs = by_irq(result)
-    assert (irqs[31]['status'], irqs[31]['after']) == ('changed', '0')
-    assert irqs[34]['status'] == 'changed'
     assert aff(guest, 31) == '1' and aff(guest, 34) == '1'
-    # 34 (nvme0q2) is kernel-managed: only a write would tell, so check mode says it does not know.
-    assert irqs[34]['managed_unknown'] and irqs[31]['managed_unknown'] and not irqs[33]['managed_unknown']
-    assert 'not written (check mode)' in irqs[34]['msg'] and 'EIO' in irqs[34]['msg']
-    assert irqs[33]['status'] == 'unchanged' and irqs[33]['msg'] is None
-    assert result['managed_irqs'] == []
+    assert (irqs[31]['status'], irqs[31]['after'], irqs[31]['managed_unknown'], irqs[31]['managed_source']) == (
+        'changed', '0', True, None)
+    assert 'not written (check mode)' in irqs[31]['msg'] and 'EIO' in irqs[31]['msg']
+    # 34 (nvme0q2): the real run gets EIO (fixtures/irq/managed_write_check.txt); check mode predicts it.
+    assert (irqs[34]['status'], irqs[34]['after'], irqs[34]['managed_unknown'], irqs[34]['managed_source']) == (
+        'managed', '1', False, 'driver')
+    assert irqs[33]['status'] == 'unchanged' and irqs[33]['msg'] is None and not irqs[33]['managed_unknown']
+    assert result['managed_irqs'] == [34] and result['unknown_managed'] == [31]
+    assert len(warnings) == 1 and '31 (nvme0q0)' in warnings[0] and 'kernel-managed' in warnings[0]
+    assert result['diff']['after'].splitlines() == ['31 nvme0q0: 0', '33 nvme0q1: 0', '34 nvme0q2: 1']
+    failed, real = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]})
+    assert [(e['irq'], e['status']) for e in real['irqs']] == [(e['irq'], e['status']) for e in result['irqs']]
+
+
+def test_check_mode_unknown_when_no_source(guest, monkeypatch):
+    """Without the driver rule nothing tells: every IRQ that would be written is listed as unknown."""
+    monkeypatch.setattr(irq_utils, 'NVME_IO_QUEUE', re.compile(r'^$'))
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]}, check_mode=True)
+    assert result['changed'] and result['unknown_managed'] == [31, 34] and result['managed_irqs'] == []
 
 
 def test_real_run_knows_managed(guest):
     failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}]})
     irqs = by_irq(result)
     assert not failed and [irqs[i]['status'] for i in (31, 33, 34)] == ['changed', 'unchanged', 'managed']
-    assert not any(e['managed_unknown'] for e in result['irqs'])
+    assert [irqs[i]['managed_source'] for i in (31, 33, 34)] == ['write', None, 'write']
+    assert not any(e['managed_unknown'] for e in result['irqs']) and result['unknown_managed'] == []
 
 
-def test_list_only_notes_unwritten(guest):
+def test_list_only_predicts_without_warning(guest, warnings):
     failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'nvme0q', 'cpus': '0'}], 'list_only': True})
     irqs = by_irq(result)
-    assert not failed and not result['changed']
-    assert irqs[34]['managed_unknown'] and 'not written (list_only)' in irqs[34]['msg']
+    assert not failed and not result['changed'] and warnings == []
+    assert irqs[34]['status'] == 'managed' and irqs[34]['managed_source'] == 'driver'
+    assert irqs[31]['managed_unknown'] and 'not written (list_only)' in irqs[31]['msg']
+    assert result['unknown_managed'] == [31]
+
+
+def test_pending_effective_affinity(guest):
+    """Recorded on the guest: nvme0q0 (IRQ 31) has smp_affinity_list 1 but effective_affinity_list 0 -
+    the kernel moves it at its next interrupt. Reported as pending, neither a change nor a failure."""
+    for check_mode in (True, False):
+        failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme[01]q0$', 'cpus': '1'}]},
+                                    check_mode=check_mode)
+        irqs = by_irq(result)
+        assert not failed and not result['changed'] and result['pending_irqs'] == [31]
+        assert irqs[31]['status'] == 'unchanged' and irqs[31]['pending'] and not irqs[32]['pending']
+        assert 'move pending' in irqs[31]['msg'] and 'CPU(s) 0' in irqs[31]['msg']
 
 
 def test_write_failure_fails_module(guest):
