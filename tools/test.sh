@@ -40,14 +40,38 @@ stages=(yamllint ansible_lint changelog role_docs preflight sanity units build l
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
+# Each stage's time limit in seconds (about twice its slowest CI time so far):
+# a hung connection or a guest that never comes back costs minutes, not the
+# whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles them all on a slow host.
+declare -A limit=(
+  [molecule:kernel_tuning]=600 [molecule:local_nvme]=1500
+  [molecule:nvmeof_pool]=1500 [molecule:serving]=600
+)
+default_limit=600
+scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
+for fn in $(compgen -A function stage_); do export -f "$fn"; done
+
+# After a time-out: the guests' consoles say whether a guest hung, panicked or
+# never came back; then the guests are stopped (molecule's destroy never ran).
+report_timeout() {
+  local lab="$root/.cache/lab/$1" console
+  for console in "$lab"/*-console.log; do
+    [[ -e $console ]] || continue
+    echo "    --- last lines of $console"
+    tail -n 30 "$console" | sed 's/^/    # /'
+  done
+  tools/inferops-lab down --name "$1" >/dev/null 2>&1 || true
+}
+
 passed=0 failed=0 failed_names=()
 for stage in "${stages[@]}"; do
   log="$logs/${stage//:/-}.log"
+  seconds=$(( ${limit[$stage]:-$default_limit} * scale ))
   start=$SECONDS
   if [[ $stage == molecule:* ]]; then
-    stage_molecule "${stage#molecule:}" >"$log" 2>&1
+    timeout --kill-after=30 "$seconds" bash -c 'stage_molecule "$1"' _ "${stage#molecule:}" >"$log" 2>&1
   else
-    "stage_$stage" >"$log" 2>&1
+    timeout --kill-after=30 "$seconds" bash -c "stage_$stage" >"$log" 2>&1
   fi
   rc=$?
   took=$((SECONDS - start))
@@ -57,7 +81,13 @@ for stage in "${stages[@]}"; do
   else
     failed=$((failed + 1))
     failed_names+=("$stage")
-    printf '%-28s FAIL  %4ds  (log: %s)\n' "$stage" "$took" "$log"
+    if ((rc == 124 || rc == 137)); then
+      printf '%-28s FAIL  %4ds  timed out after the stage limit of %ds (log: %s)\n' \
+        "$stage" "$took" "$seconds" "$log"
+      [[ $stage == molecule:* ]] && report_timeout "${stage#molecule:}"
+    else
+      printf '%-28s FAIL  %4ds  (log: %s)\n' "$stage" "$took" "$log"
+    fi
     # The failing task's own message first (a tail shows only recaps): the last
     # failures, since refused bad inputs fail on purpose earlier in the log.
     grep -E -A 25 '^(fatal|failed): ' "$log" | tail -n 100 | sed 's/^/    ! /'

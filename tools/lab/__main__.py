@@ -44,6 +44,9 @@ def inventory(state):
             "ansible_user": "root",
             "ansible_ssh_private_key_file": state["key"],
             "ansible_python_interpreter": "/usr/bin/python3",
+            # A guest that reboots under an open connection: QEMU's port forward keeps
+            # the host side open, so only keepalives notice (3 x 15 s, then the run goes on).
+            "ansible_ssh_common_args": "-o ServerAliveInterval=15 -o ServerAliveCountMax=3",
             "lab_uuid": guest["uuid"],
             "lab_nvme_serials": [d["serial"] for d in guest["nvme"]],
         }

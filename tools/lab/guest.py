@@ -79,7 +79,8 @@ def start(guest, index, rundir, image, link_ports):
 def ssh_base(guest, key):
     return ["ssh", "-q", "-i", key, "-p", str(guest["ssh_port"]),
             "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "ConnectTimeout=5", "-o", "BatchMode=yes", "root@127.0.0.1"]
+            "-o", "ConnectTimeout=5", "-o", "BatchMode=yes",
+            "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "root@127.0.0.1"]
 
 
 def alive(pid):
