@@ -10,6 +10,12 @@ module saves can also be read by nvmetcli and by the boot-time restore helper of
 attribute writes (through ``module_utils.sysfs``, so errors such as EACCES for an
 enabled port surface) - and records a readable line for each.
 
+``allowed_hosts_errors()`` is the rule for a subsystem's allowed hosts that both the
+``nvmet_subsystem`` module and the ``nvmeof_target`` role (through the
+``inferops.node.nvmet_allowed_hosts_errors`` filter, on the controller) apply: an empty
+list is refused unless the subsystem opts in with ``allow_no_hosts`` (or lets any host
+in with ``allow_any_host``).
+
 Paths go through ``module_utils.sysfs.host_path`` so unit tests can run on a fake tree.
 """
 
@@ -20,7 +26,7 @@ import os
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
-__all__ = ['ROOT', 'read_state', 'Configfs', 'NvmetError', 'HOST_AUTH_ATTRS', 'SUBSYS_ATTRS']
+__all__ = ['ROOT', 'read_state', 'Configfs', 'NvmetError', 'HOST_AUTH_ATTRS', 'SUBSYS_ATTRS', 'allowed_hosts_errors']
 
 ROOT = '/sys/kernel/config/nvmet'
 HOST_AUTH_ATTRS = ('dhchap_key', 'dhchap_ctrl_key', 'dhchap_hash', 'dhchap_dhgroup')
@@ -31,6 +37,34 @@ NS_DEVICE_ATTRS = ('path', 'uuid', 'nguid')
 
 class NvmetError(Exception):
     pass
+
+
+def allowed_hosts_errors(variable, index, nqn, hosts, allow_any_host=False, allow_no_hosts=False, removed=(), entries=0):
+    """What is wrong with the allowed hosts of present subsystem ``variable[index]`` (a list, empty when fine).
+
+    ``hosts`` is the complete list the subsystem would end up with (only its length counts);
+    ``allow_any_host`` and ``allow_no_hosts`` are booleans already; ``removed`` names the hosts
+    the subsystem allows now and would lose, and ``entries`` how many entries resolved to
+    ``hosts`` (a role's inventory group may have no host), for the message only. An empty list makes the
+    kernel refuse every host - hosts connected now keep their connection until it drops, then
+    their reconnect is refused - so it is only accepted with ``allow_no_hosts``.
+    """
+    where = '%s[%d]' % (variable, index)
+    errors = []
+    if allow_no_hosts and allow_any_host:
+        errors.append('%s (nqn = "%s"): allow_no_hosts = true and allow_any_host = true are exclusive; set %s.allow_no_hosts = false '
+                      'to let any host connect, or %s.allow_any_host = false if no host may connect' % (where, nqn, where, where))
+    elif allow_no_hosts and max(entries, len(hosts)) > 0:
+        errors.append('%s (nqn = "%s"): allow_no_hosts = true and allowed_hosts are exclusive; empty %s.allowed_hosts if no host '
+                      'may connect, or set %s.allow_no_hosts = false' % (where, nqn, where, where))
+    elif not allow_no_hosts and not allow_any_host and len(hosts) == 0:
+        what = 'allowed_hosts resolves to no host (its groups have none)' if entries else 'allowed_hosts is empty'
+        if removed:
+            what += ' (it would remove the last allowed host%s, %s)' % ('s' if len(removed) > 1 else '', ', '.join(sorted(removed)))
+        errors.append('%s (nqn = "%s"): %s, so the target would refuse every host (a connected host at its next reconnect); '
+                      'list the hosts allowed to connect in %s.allowed_hosts, or set %s.allow_no_hosts = true if no host '
+                      'may connect' % (where, nqn, what, where, where))
+    return errors
 
 
 def _read(path):

@@ -26,7 +26,8 @@ description:
     in nvmetcli's JSON format (mode 0600), which the restore unit of the C(inferops.node.nvmeof_target)
     role (C(inferops-nvmet-restore.service)) loads at boot - Debian 12 has no nvmetcli.
   - Every option is validated before anything changes - NQN syntax, addresses, port ranges, namespace
-    backing devices (existing block device or file, not mounted here), DH-HMAC-CHAP keys and kernel support.
+    backing devices (existing block device or file, not mounted here), DH-HMAC-CHAP keys and kernel support,
+    and a present subsystem left with no allowed host (refused unless O(subsystems[].allow_no_hosts=true)).
 options:
   subsystems:
     description: NVM subsystems to export or remove.
@@ -47,8 +48,20 @@ options:
         description: Let any host connect. Off by default; O(subsystems[].allowed_hosts) must then be empty.
         type: bool
         default: false
+      allow_no_hosts:
+        description:
+          - Accept an empty O(subsystems[].allowed_hosts) - no host may connect (hosts connected now keep their
+            connection until it drops, then are refused).
+          - Without it, a present subsystem whose O(subsystems[].allowed_hosts) is empty (and
+            O(subsystems[].allow_any_host=false)) is refused before anything changes - also when that removes
+            the last allowed host of an existing subsystem.
+          - Exclusive with a non-empty O(subsystems[].allowed_hosts) and with O(subsystems[].allow_any_host=true).
+        type: bool
+        default: false
       allowed_hosts:
-        description: The hosts allowed to connect (the complete list).
+        description:
+          - The hosts allowed to connect (the complete list).
+          - Must not be empty unless O(subsystems[].allow_any_host=true) or O(subsystems[].allow_no_hosts=true).
         type: list
         elements: dict
         default: []
@@ -225,7 +238,10 @@ EXAMPLES = r'''
 
 RETURN = r'''
 subsystems:
-  description: The listed subsystems after the call (planned state in check mode).
+  description:
+    - The listed subsystems after the call (planned state in check mode).
+    - A present subsystem has at least one entry in C(allowed_hosts), or C(allow_any_host=true), unless it was
+      given O(subsystems[].allow_no_hosts=true).
   returned: always
   type: list
   elements: dict
@@ -423,6 +439,7 @@ def validate(module):
         if item['state'] == 'absent':
             continue
         sub['allow_any_host'] = item['allow_any_host']
+        sub['allow_no_hosts'] = item['allow_no_hosts']
         if item['allow_any_host'] and item['allowed_hosts']:
             raise InputError('%sallow_any_host=true and allowed_hosts are exclusive (the kernel refuses both)' % prefix)
         hosts = {}
@@ -501,6 +518,11 @@ def validate(module):
             if value is not None and (len(value) > limit or not _PRINTABLE_RE.match(value)):
                 raise InputError('%s%s=%r must be 1-%d printable ASCII characters' % (prefix, attr, value, limit))
             sub[attr] = value
+        removed = [h for h in sysfs.listdir('%s/subsystems/%s/allowed_hosts' % (nvmet.ROOT, nqn)) if h not in hosts]
+        errors = nvmet.allowed_hosts_errors('subsystems', index, nqn, list(hosts), allow_any_host=item['allow_any_host'],
+                                            allow_no_hosts=item['allow_no_hosts'], removed=removed)
+        if errors:
+            raise InputError(errors[0])
     if want_auth and common.kernel_config('CONFIG_NVME_TARGET_AUTH') == 'n':
         raise InputError('DH-HMAC-CHAP host keys were given but the running kernel (%s) is built without '
                          'CONFIG_NVME_TARGET_AUTH: nvmet cannot authenticate hosts' % (
@@ -775,6 +797,7 @@ def main():
                 nqn=dict(type='str', required=True),
                 state=dict(type='str', default='present', choices=['present', 'absent']),
                 allow_any_host=dict(type='bool', default=False),
+                allow_no_hosts=dict(type='bool', default=False),
                 allowed_hosts=dict(type='list', elements='dict', default=[], options=host_options),
                 namespaces=dict(type='list', elements='dict', default=[], options=ns_options),
                 ports=dict(type='list', elements='int', default=[]),

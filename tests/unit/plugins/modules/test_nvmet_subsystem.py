@@ -359,6 +359,107 @@ def test_allowed_hosts_list_is_complete(tmp_path, monkeypatch):
                                      'write subsystems/%s/attr_allow_any_host = 1' % SUB]
 
 
+def empty_hosts_message(index, removed=None):
+    """The refusal of an empty allowed-hosts list (module_utils/nvmet.py), as the module words it."""
+    what = 'allowed_hosts is empty'
+    if removed:
+        what += ' (it would remove the last allowed host, %s)' % removed
+    return ('subsystems[%d] (nqn = "%s"): %s, so the target would refuse every host (a connected host at its next '
+            'reconnect); list the hosts allowed to connect in subsystems[%d].allowed_hosts, or set '
+            'subsystems[%d].allow_no_hosts = true if no host may connect' % (index, SUB, what, index, index))
+
+
+def test_empty_allowed_hosts_is_refused_on_a_fresh_target(tmp_path, monkeypatch):
+    kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
+    before = kernel.state()
+    args = lab_args(kernel)
+    args['subsystems'][0]['allowed_hosts'] = []
+    failed, result = run_module(args)
+    assert failed
+    assert result['msg'] == empty_hosts_message(0)
+    assert kernel.writes == [] and result['changes'] == [] and kernel.state() == before
+    assert os.listdir(kernel.path(nvmet.ROOT + '/subsystems')) == []
+    assert not os.path.exists(kernel.path('/etc/nvmet/inferops-nvmet.json'))
+    # check mode is refused the same way
+    failed, result = run_module(args, check_mode=True)
+    assert failed and result['msg'] == empty_hosts_message(0)
+
+
+def test_removing_the_last_allowed_host_is_refused(tmp_path, monkeypatch):
+    """target1 as recorded after the converge (compute1 connected): dropping its only host is refused."""
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    before = kernel.state()
+    assert before['subsystems'][0]['allowed_hosts'] == [HOST]
+    args = lab_args(kernel)
+    args['subsystems'][0]['allowed_hosts'] = []
+    # a second subsystem listed first: the index in the message is the subsystem's own
+    other = {'nqn': 'nqn.2026-09.internal.ai:lab-other', 'allowed_hosts': [{'nqn': OTHER}]}
+    args['subsystems'].insert(0, other)
+    failed, result = run_module(args)
+    assert failed
+    assert result['msg'] == empty_hosts_message(1, removed=HOST)
+    assert kernel.writes == [] and kernel.state() == before
+    # allow_any_host = false said explicitly changes nothing
+    args['subsystems'][1]['allow_any_host'] = 'false'
+    failed, result = run_module(args)
+    assert failed and result['msg'] == empty_hosts_message(1, removed=HOST)
+    assert kernel.writes == [] and kernel.state() == before
+
+
+@pytest.mark.parametrize('opt_in', [True, 'true', 'yes', 1, 'on'])
+def test_allow_no_hosts_accepts_an_empty_list(tmp_path, monkeypatch, opt_in):
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    args = lab_args(kernel)
+    args['subsystems'][0]['allowed_hosts'] = []
+    args['subsystems'][0]['allow_no_hosts'] = opt_in
+    failed, result = run_module(args)
+    assert not failed, result
+    assert result['changes'] == ['unlink subsystems/%s/allowed_hosts/%s' % (SUB, HOST), 'rmdir hosts/%s' % HOST]
+    state = kernel.state()
+    assert state['subsystems'][0]['allowed_hosts'] == [] and state['hosts'] == []
+    assert state['subsystems'][0]['attr']['allow_any_host'] == '0'
+    assert result['subsystems'][0]['allowed_hosts'] == [] and result['subsystems'][0]['allow_any_host'] is False
+    # and again: nothing to do
+    failed, result = run_module(args)
+    assert not failed and not result['changed'], result
+
+
+def test_allow_no_hosts_on_a_fresh_target(tmp_path, monkeypatch):
+    kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
+    args = lab_args(kernel)
+    args['subsystems'][0]['allowed_hosts'] = []
+    args['subsystems'][0]['allow_no_hosts'] = True
+    failed, result = run_module(args)
+    assert not failed, result
+    assert kernel.state()['subsystems'][0]['allowed_hosts'] == [] and kernel.state()['hosts'] == []
+
+
+@pytest.mark.parametrize('change, message', [
+    ({'allow_no_hosts': True},
+     'subsystems[0] (nqn = "%s"): allow_no_hosts = true and allowed_hosts are exclusive; empty subsystems[0].allowed_hosts '
+     'if no host may connect, or set subsystems[0].allow_no_hosts = false' % SUB),
+    ({'allow_no_hosts': 'yes', 'allow_any_host': True, 'allowed_hosts': []},
+     'subsystems[0] (nqn = "%s"): allow_no_hosts = true and allow_any_host = true are exclusive; set '
+     'subsystems[0].allow_no_hosts = false to let any host connect, or subsystems[0].allow_any_host = false if no '
+     'host may connect' % SUB),
+])
+def test_allow_no_hosts_contradictions_are_refused(tmp_path, monkeypatch, change, message):
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    before = kernel.state()
+    args = lab_args(kernel)
+    args['subsystems'][0].update(change)
+    failed, result = run_module(args)
+    assert failed and result['msg'] == message
+    assert kernel.writes == [] and kernel.state() == before
+
+
+def test_an_absent_subsystem_needs_no_hosts(tmp_path, monkeypatch):
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    failed, result = run_module({'subsystems': [{'nqn': SUB, 'state': 'absent', 'allowed_hosts': []}],
+                                 'state_file': '/etc/nvmet/x.json'})
+    assert not failed, result
+
+
 def test_remove_the_subsystem(tmp_path, monkeypatch):
     kernel = FakeKernel(tmp_path, monkeypatch)
     failed, result = run_module({'subsystems': [{'nqn': SUB, 'state': 'absent'}], 'state_file': '/etc/nvmet/x.json'})
@@ -416,6 +517,8 @@ def test_dhchap_keys_need_kernel_support_and_are_never_shown(tmp_path, monkeypat
     ({'subsystems': [{'nqn': SUB, 'namespaces': [{'nsid': 0, 'path': SCRATCH}]}]}, 'nsid=0 is out of range'),
     ({'subsystems': [{'nqn': SUB, 'ports': [9]}]}, 'lists port 9, which is neither in ports nor configured on this host'),
     ({'subsystems': [{'nqn': SUB, 'serial': 'x' * 21}]}, 'serial'),
+    ({'subsystems': [{'nqn': SUB}]}, empty_hosts_message(0, removed=HOST)),
+    ({'subsystems': [{'nqn': SUB, 'allowed_hosts': [], 'allow_no_hosts': 'maybe'}]}, 'allow_no_hosts'),
 ])
 def test_bad_input_changes_nothing(tmp_path, monkeypatch, change, message):
     kernel = FakeKernel(tmp_path, monkeypatch)

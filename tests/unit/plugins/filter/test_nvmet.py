@@ -1,0 +1,103 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nvmet filter: the allowed-hosts rule of module_utils/nvmet.py as the nvmeof_target role applies it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.node.plugins.filter import nvmet as flt
+from ansible_collections.inferops.node.plugins.module_utils import nvmet
+
+FILTERS = flt.FilterModule().filters()
+check = FILTERS['nvmet_allowed_hosts_errors']
+SUB = 'nqn.2026-09.internal.ai:models-pool-01'
+HOST = 'nqn.2014-08.org.nvmexpress:uuid:7e16d9e1-e671-4eb7-a92e-1455d7efcbff'
+VAR = 'nvmeof_target_subsystems'
+EMPTY = ('nvmeof_target_subsystems[2] (nqn = "%s"): allowed_hosts is empty, so the target would refuse every host '
+         '(a connected host at its next reconnect); list the hosts allowed to connect in '
+         'nvmeof_target_subsystems[2].allowed_hosts, or set nvmeof_target_subsystems[2].allow_no_hosts = true if no '
+         'host may connect' % SUB)
+
+
+def test_empty_list_is_refused_naming_subsystem_variable_and_fix():
+    assert check({'nqn': SUB, 'allowed_hosts': []}, VAR, 2) == [EMPTY]
+    # a missing list is an empty one; the index may come as a string from Jinja
+    assert check({'nqn': SUB}, VAR, '2') == [EMPTY]
+
+
+@pytest.mark.parametrize('value', [False, 'false', 'no', 'off', 0, '0', 'n'])
+def test_opt_out_spellings_are_refused(value):
+    assert check({'nqn': SUB, 'allow_no_hosts': value, 'allow_any_host': value}, VAR, 2) == [EMPTY]
+
+
+@pytest.mark.parametrize('value', [True, 'true', 'True', 'yes', 'on', 1, '1', 'y'])
+def test_opt_in_is_accepted_in_every_boolean_spelling(value):
+    assert check({'nqn': SUB, 'allowed_hosts': [], 'allow_no_hosts': value}, VAR, 0) == []
+    assert check({'nqn': SUB, 'allowed_hosts': [], 'allow_any_host': value}, VAR, 0) == []
+
+
+def test_hosts_make_it_fine():
+    assert check({'nqn': SUB, 'allowed_hosts': [{'nqn': HOST}]}, VAR, 0) == []
+    assert check({'nqn': SUB, 'allowed_hosts': [{'group': 'compute'}]}, VAR, 0, hosts=['gpu-01']) == []
+
+
+def test_entries_that_resolve_to_no_host_are_refused():
+    """A group with no host in the inventory: the role passes the resolved hosts."""
+    errors = check({'nqn': SUB, 'allowed_hosts': [{'group': 'compute'}]}, VAR, 0, hosts=[])
+    assert len(errors) == 1
+    assert errors[0].startswith('nvmeof_target_subsystems[0] (nqn = "%s"): allowed_hosts resolves to no host (its groups have none), '
+                                'so the target would refuse every host' % SUB)
+    assert 'nvmeof_target_subsystems[0].allow_no_hosts = true' in errors[0]
+    # opting in with a listed group is a contradiction even while the group is empty
+    errors = check({'nqn': SUB, 'allowed_hosts': [{'group': 'compute'}], 'allow_no_hosts': True}, VAR, 0, hosts=[])
+    assert errors and 'allow_no_hosts = true and allowed_hosts are exclusive' in errors[0]
+
+
+def test_contradictions():
+    assert check({'nqn': SUB, 'allowed_hosts': [{'nqn': HOST}], 'allow_no_hosts': 'yes'}, VAR, 1) == [
+        'nvmeof_target_subsystems[1] (nqn = "%s"): allow_no_hosts = true and allowed_hosts are exclusive; empty '
+        'nvmeof_target_subsystems[1].allowed_hosts if no host may connect, or set nvmeof_target_subsystems[1].allow_no_hosts '
+        '= false' % SUB]
+    errors = check({'nqn': SUB, 'allow_no_hosts': True, 'allow_any_host': 'true'}, VAR, 1)
+    assert len(errors) == 1 and 'allow_no_hosts = true and allow_any_host = true are exclusive' in errors[0]
+
+
+def test_the_filter_and_the_module_share_the_rule():
+    """Same words from module_utils for the module (variable 'subsystems') and the role."""
+    assert nvmet.allowed_hosts_errors(VAR, 2, SUB, []) == [EMPTY]
+    assert nvmet.allowed_hosts_errors('subsystems', 0, SUB, [], removed=[HOST])[0].startswith(
+        'subsystems[0] (nqn = "%s"): allowed_hosts is empty (it would remove the last allowed host, %s), so' % (SUB, HOST))
+    assert nvmet.allowed_hosts_errors('subsystems', 0, SUB, [], removed=['b', 'a'])[0].count(
+        'the last allowed hosts, a, b') == 1
+
+
+@pytest.mark.parametrize('subsystem, args, kwargs, needle', [
+    ('not a dict', (VAR, 0), {}, "'not a dict'"),
+    ({'nqn': SUB}, (VAR, 'first'), {}, "'first'"),
+    ({'nqn': SUB}, (VAR, True), {}, 'True'),
+    ({'nqn': SUB, 'allowed_hosts': 'host-a'}, (VAR, 0), {}, "'host-a'"),
+    ({'nqn': SUB, 'allow_no_hosts': 'maybe'}, (VAR, 0), {}, 'nvmeof_target_subsystems[0].allow_no_hosts'),
+    ({'nqn': SUB, 'allow_any_host': 'sure'}, (VAR, 0), {}, 'nvmeof_target_subsystems[0].allow_any_host'),
+])
+def test_bad_arguments_raise_naming_the_value(subsystem, args, kwargs, needle):
+    with pytest.raises(AnsibleFilterError) as err:
+        check(subsystem, *args, **kwargs)
+    assert needle in str(err.value)
+    assert 'nvmet_allowed_hosts_errors' in str(err.value)
+
+
+@pytest.mark.parametrize('name', sorted(FILTERS))
+def test_every_filter_has_documentation(name):
+    path = os.path.join(os.path.dirname(flt.__file__), name + '.yml')
+    with open(path) as handle:
+        doc = yaml.safe_load(handle)
+    assert doc['DOCUMENTATION']['name'] == name
+    assert '_input' in doc['DOCUMENTATION']['options']
+    assert doc['EXAMPLES'] and doc['RETURN']['_value']
