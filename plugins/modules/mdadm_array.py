@@ -366,6 +366,15 @@ conf_line:
   returned: with O(name)
   type: str
   sample: ARRAY /dev/md/model metadata=1.2 name=node1:model UUID=ae809e5b:1362128b:161f63bf:74fd1500
+wiped:
+  description: >-
+    What O(force=true) wiped (or would wipe in check mode) - one line per signature found, naming the
+    member by the given path and its kernel name. Each is also printed as a warning, so a forced run
+    says what it destroyed without C(-v).
+  returned: always
+  type: list
+  elements: str
+  sample: ['/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL2 (/dev/nvme2n1): filesystem (ext4, label planted)']
 conf_changed:
   description: Whether O(mdadm_conf) was (or would be) changed.
   returned: always
@@ -733,6 +742,7 @@ class Runner(object):
         self.commands = []
         self.actions = []
         self.found = None
+        self.wiped = []
 
     def __call__(self, action, args, data=None):
         self.commands.append(list(args))
@@ -797,19 +807,27 @@ def ensure_present(module, params, level, members, runner):
             name, ', '.join(m['path'] for m in members)))
     # ---- create: every member must be free
     problems = []
+    found = []
     for member in members:
         try:
             findings = blockdev.probe_usage(module, member['device'], member['kname'])
         except blockdev.BlockDevError as exc:
             raise MdError('%s (%s): %s' % (member['path'], member['device'], exc))
         for finding in findings:
+            where = '%s (%s): %s' % (member['path'], member['device'], finding['detail'])
             if finding['in_use'] or not params['force']:
-                problems.append('%s (%s): %s' % (member['path'], member['device'], finding['detail']))
+                problems.append(where)
+            else:
+                found.append(where)
     if problems:
         hint = '' if params['force'] else '; force=true wipes signatures (not mounts or holders)'
         raise MdError('cannot create array %r, members are not free: %s%s' % (name, '; '.join(problems), hint))
     if params['force']:
         runner('wiped', [module.get_bin_path('wipefs', required=True), '--all', '--force'] + [m['device'] for m in members])
+        # Data destroyed on request must show in the normal output, not only with -v.
+        runner.wiped.extend(found)
+        for where in found:
+            module.warn('force=true: %s the signatures of %s' % ('would wipe' if module.check_mode else 'wiped', where))
     args = [mdadm, '--create', target, '--name=%s' % name, '--level=%s' % level, '--raid-devices=%d' % len(members)]
     if params['chunk_kb']:
         args.append('--chunk=%d' % params['chunk_kb'])
@@ -981,7 +999,7 @@ def main():
     blockdev.setup_module(module)
     params = module.params
     listed = params['arrays'] is not None
-    result = dict(changed=False, arrays=[], actions=[], commands=[], conf_changed=False, initramfs_update_needed=False)
+    result = dict(changed=False, arrays=[], actions=[], commands=[], wiped=[], conf_changed=False, initramfs_update_needed=False)
     if not listed:
         result.update(array=None, conf_line=None)
     try:
@@ -994,7 +1012,7 @@ def main():
     for index, (request, level, members) in enumerate(plans):
         runner = Runner(module)
         entry = dict(name=request['name'], changed=False, array=None, actions=runner.actions, commands=runner.commands,
-                     conf_line=None, conf_changed=False)
+                     conf_line=None, conf_changed=False, wiped=runner.wiped)
         try:
             before, uuid = apply_array(module, request, level, members, runner, entry)
         except MdError as exc:
@@ -1016,6 +1034,7 @@ def main():
             if action not in result['actions']:
                 result['actions'].append(action)
         result['commands'].extend(entry['commands'])
+        result['wiped'].extend(entry['wiped'])
     result['changed'] = any(entry['changed'] for entry in result['arrays'])
     if not listed:
         single = result['arrays'][0]

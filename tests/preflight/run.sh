@@ -27,7 +27,14 @@ expect() {  # host, text its failure must contain
 expect misspelt-var 'nvme_sched_readahead_kb is not a variable of role nvme_sched (did you mean nvme_sched_read_ahead_kb?)'
 expect wrong-type "argument 'nvme_sched_read_ahead_kb' is of type str"
 expect wrong-choice 'value of kernel_tuning_thp must be one of: always, madvise, never'
-expect unknown-transport 'value of transport must be one of: tcp, rdma, fc, got: infiniband found in nvmeof_initiator_connections'
+expect unknown-transport 'nvmeof_initiator_connections[0] (traddr=10.0.0.1): value of transport must be one of: tcp, rdma, fc, got: infiniband'
+expect several-problems 'md_raid_xfs_arrays[1] (name=index): value of level must be one of: 0, 1, 10, got: 5'
+expect several-problems "irq_affinity: argument 'irq_affinity_irqbalance' is of type str"
+if grep -qF 'problem(s)' <<<"$out" && grep -qE 'several-problems.*\(2 problem\(s\)\)' <<<"$out"; then
+  echo "refused: several-problems with both problems in one message"
+else
+  echo "FAIL: several-problems must be refused with both problems at once"; status=1
+fi
 expect misspelt-serving 'warmup_qsp is not a variable of role warmup (did you mean warmup_qps?)'
 if grep -qE 'good-local +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' <<<"$out"; then
   echo "pass: good-local"

@@ -102,4 +102,25 @@ for path in managed:
             state['files'][path] = '%s %d' % (__import__('hashlib').sha256(handle.read()).hexdigest(), st.st_mtime_ns)
     except OSError:
         state['files'][path] = None
+# The rest of the node, for "a refusal changes nothing at all": every file under
+# /etc and /usr/local (checksum and mtime), the kernel parameters the profiles
+# set, THP and the loaded modules.
+state['node'] = {'files': {}, 'sysctl': {}}
+for top in ('/etc', '/usr/local'):
+    for folder, dirs, names in os.walk(top):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            if path == '/etc/adjtime' or not os.path.isfile(path) or os.path.islink(path):
+                continue
+            with open(path, 'rb') as handle:
+                digest = __import__('hashlib').sha256(handle.read()).hexdigest()
+            state['node']['files'][path] = '%s %d' % (digest, os.stat(path).st_mtime_ns)
+for key in ('vm/swappiness', 'vm/dirty_ratio', 'vm/dirty_background_ratio', 'vm/max_map_count',
+            'vm/vfs_cache_pressure', 'vm/nr_hugepages', 'fs/file-max', 'net/core/somaxconn',
+            'net/core/netdev_max_backlog', 'net/ipv4/tcp_congestion_control', 'net/ipv4/tcp_tw_reuse',
+            'net/ipv4/tcp_fin_timeout'):
+    state['node']['sysctl'][key] = read('/proc/sys/' + key)
+state['node']['thp'] = read('/sys/kernel/mm/transparent_hugepage/enabled')
+state['node']['modules'] = sorted(line.split()[0] for line in (read('/proc/modules') or '').splitlines())
 print(json.dumps(state))

@@ -309,6 +309,10 @@ def test_force_wipes_then_creates(tmp_path, monkeypatch, conf):
     assert not failed, result
     assert result['commands'] == [wipe, create]
     assert result['actions'] == ['wiped', 'created', 'conf_updated']
+    # what was destroyed is named, member by member (also printed as a warning)
+    wiped = ' | '.join(result['wiped'])
+    assert '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0 (/dev/nvme4n1): has partitions nvme4n1p1' in wiped
+    assert '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1 (/dev/nvme5n1): xfs signature at offset 0x0' in wiped
     assert result['array']['status'] == 'resyncing' and result['array']['sync_percent'] == 0.2
 
 
