@@ -11,7 +11,9 @@ writing their affinity failed with EIO, the admin queue nvme<N>q0 accepted it
 from __future__ import annotations
 
 import errno
+import os
 import re
+import shutil
 
 import pytest
 from ansible.module_utils import basic
@@ -230,3 +232,109 @@ def test_fail_on_no_match(guest):
     assert failed and "rules[0].selector='mlx5_comp'" in result['msg']
     failed, result = run_module(irq_pin.main, {'rules': [{'selector': 'mlx5_comp', 'cpus': '0'}]})
     assert not failed and result['matched_irqs'] == [] and not result['changed']
+
+
+# ---------------------------------------------------------------- lab irqlab: converge, check, reboot
+# Recorded on lab guest irqlab (fixtures/irq/README.md): before the role, after one real run, after a reboot.
+
+LAB_RULES = [  # inventories/lab/group_vars/local_nvme.yml
+    {'selector': r'^nvme[01]q\d+$', 'policy': 'cpus', 'cpus': '0'},
+    {'selector': r'^nvme[23]q\d+$', 'policy': 'cpus', 'cpus': '1'},
+    {'selector': r'^nvme[45]q\d+$', 'policy': 'spread', 'cpus': '0-1'},
+]
+RECORD = '/run/inferops/irq-managed.json'
+BOOT1_MANAGED = [36, 43, 46, 48]  # nvme3q1, nvme2q1, nvme0q2, nvme1q2: EIO in the guest's real run
+
+
+def _write(path, text):
+    if not os.path.isdir(os.path.dirname(path)):
+        os.makedirs(os.path.dirname(path))
+    with open(path, 'w') as handle:
+        handle.write(text)
+
+
+@pytest.fixture
+def lab(tmp_path, monkeypatch):
+    """``lab(recording, record=recording)``: the guest as recorded in fixtures/irq/irqlab_<recording>, with the
+    record file of ``record`` (None: no record). I/O queue vectors answer EIO, as on the guest."""
+    def build(recording, record='same'):
+        system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+        for tree in ('/proc/irq', '/sys/kernel/irq'):
+            shutil.rmtree(system.path(tree))
+        _write(system.path('/proc/interrupts'), fixture('irq', 'irqlab_' + recording, 'interrupts.txt'))
+        for line in fixture('irq', 'irqlab_' + recording, 'attrs.txt').splitlines():
+            path, value = line.split(':', 1)
+            _write(system.path(path), value + '\n')
+        record = recording if record == 'same' else record
+        if record:
+            _write(system.path(RECORD), fixture('irq', 'irqlab_' + record, 'record.json'))
+        for number, name in irq_utils.irq_names(system.read('/proc/interrupts')).items():
+            if re.match(r'^nvme\d+q[1-9]\d*$', name):
+                system.fail_writes(AFF % number, errno.EIO)
+        return system
+    return build
+
+
+def sources(result):
+    return dict((e['irq'], e['managed_source']) for e in result['irqs'] if e['managed_source'])
+
+
+def test_lab_converged_check_mode_predicts_the_real_run(lab, warnings):
+    """After one real run (boot 1): check mode reports no change - the managed vectors are known from
+    the record - and the real run agrees IRQ by IRQ."""
+    lab('boot1_converged')
+    failed, check = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    assert not failed and not check['changed'] and warnings == []
+    assert check['managed_irqs'] == BOOT1_MANAGED and check['unknown_managed'] == []
+    assert sources(check) == dict((i, 'record') for i in BOOT1_MANAGED)
+    assert check['pending_irqs'] == [31, 33]  # admin queues whose effective CPU lags (recorded)
+    failed, real = run_module(irq_pin.main, {'rules': LAB_RULES})
+    assert not failed and not real['changed'] and real['managed_irqs'] == BOOT1_MANAGED
+    assert [(e['irq'], e['status'], e['after']) for e in real['irqs']] == [
+        (e['irq'], e['status'], e['after']) for e in check['irqs']]
+
+
+def test_lab_fresh_real_run_writes_the_guests_record(lab):
+    """Boot 1 before the role: the real run's EIO answers give exactly the record the guest wrote."""
+    system = lab('boot1_fresh', record=None)
+    failed, check = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    # nvme3q0 (IRQ 35) really moves 0 -> 1; no record yet: the driver rule knows the I/O queues, the admin queue is unknown.
+    assert check['changed'] and check['unknown_managed'] == [35] and check['managed_irqs'] == BOOT1_MANAGED
+    assert sources(check) == dict((i, 'driver') for i in BOOT1_MANAGED)
+    assert not os.path.exists(system.path(RECORD))
+    failed, real = run_module(irq_pin.main, {'rules': LAB_RULES})
+    assert not failed and real['changed'] and real['managed_irqs'] == BOOT1_MANAGED
+    assert [e['irq'] for e in real['irqs'] if e['status'] == 'changed'] == [35]
+    assert system.read(RECORD) == fixture('irq', 'irqlab_boot1_converged', 'record.json')
+    failed, again = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    assert not again['changed'] and sources(again) == dict((i, 'record') for i in BOOT1_MANAGED)
+
+
+def test_lab_record_of_another_boot_is_not_trusted(lab, warnings, monkeypatch):
+    """Boot 2 with boot 1's record: IRQ numbers and names were handed out anew, the record is ignored."""
+    lab('boot2_rebooted', record='boot1_converged')
+    failed, result = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    assert not result['changed'] and set(sources(result).values()) == set(['driver'])
+    monkeypatch.setattr(irq_utils, 'NVME_IO_QUEUE', re.compile(r'^$'))
+    failed, result = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    # nvme2q1 (34), nvme0q2 (37), nvme3q1 (39), nvme1q2 (43), nvme4q1 (44), nvme4q2 (45) would be written.
+    assert result['changed'] and result['unknown_managed'] == [34, 37, 39, 43, 44, 45] and result['managed_irqs'] == []
+    assert '34 (nvme2q1), 37 (nvme0q2)' in warnings[-1]
+
+
+def test_lab_after_reboot_the_boot_scripts_record_is_used(lab, monkeypatch):
+    """Boot 2 with the record inferops-irq-pin.service wrote at boot: no change, known without the driver rule."""
+    lab('boot2_rebooted')
+    monkeypatch.setattr(irq_utils, 'NVME_IO_QUEUE', re.compile(r'^$'))
+    failed, result = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    assert not failed and not result['changed'] and result['unknown_managed'] == []
+    assert sources(result) == dict((i, 'record') for i in (34, 37, 39, 43, 44, 45))
+
+
+def test_lab_drift_of_a_writable_irq_is_a_change(lab, warnings):
+    """The drift gate: an admin queue moved away is predicted as a change (the record says writable), no warning."""
+    system = lab('boot1_converged')
+    _write(system.path(AFF % 35), '0\n')
+    failed, result = run_module(irq_pin.main, {'rules': LAB_RULES}, check_mode=True)
+    assert result['changed'] and result['unknown_managed'] == [] and warnings == []
+    assert (by_irq(result)[35]['status'], by_irq(result)[35]['managed_source']) == ('changed', 'record')
