@@ -288,3 +288,97 @@ def test_host_script_policy_mode(guest, host_script, tmp_path, monkeypatch, caps
     monkeypatch.setattr(host_script, 'RULES', str(tmp_path / 'missing.json'))
     assert host_script.main(['inferops-irq-pin', '/devices/x', '33']) == 0
     assert capsys.readouterr().out == ''
+
+
+# ---------------------------------------------------------------- managed IRQs without writing
+
+BOOT1 = '0aaa93df-6d93-440e-a00f-996e2ae5b013'  # fixtures/irq/irqlab_boot1_*/attrs.txt
+BOOT2 = '9e186dae-7f3d-4315-ac25-edb909e31c92'  # fixtures/irq/irqlab_boot2_rebooted/attrs.txt
+
+
+def test_load_record_only_of_this_boot():
+    text = fixture('irq', 'irqlab_boot1_converged', 'record.json')
+    known = irq.load_record(text, BOOT1)
+    assert known == {'nvme0q2': True, 'nvme1q2': True, 'nvme2q1': True, 'nvme3q1': True, 'nvme3q0': False}
+    assert irq.load_record(text, BOOT2) == {}
+    assert irq.load_record(text, None) == {} and irq.load_record(None, BOOT1) == {}
+    assert irq.load_record('{"version": 1, "boot_id": "%s", "managed": [' % BOOT1, BOOT1) == {}
+    assert irq.load_record(json.dumps(dict(json.loads(text), version=2)), BOOT1) == {}
+
+
+def test_update_record_merges_this_boot_and_drops_another():
+    text = fixture('irq', 'irqlab_boot1_converged', 'record.json')
+    written = [{'name': 'nvme3q0', 'status': 'changed', 'managed_source': 'write'},
+               {'name': 'nvme0q2', 'status': 'managed', 'managed_source': 'write'},
+               {'name': 'nvme0q1', 'status': 'unchanged', 'managed_source': None}]
+    assert irq.update_record(text, BOOT1, written) is None  # nothing new
+    new = json.loads(irq.update_record(text, BOOT1, written + [
+        {'name': 'nvme9q0', 'status': 'changed', 'managed_source': 'write'}]))
+    assert new['writable'] == ['nvme3q0', 'nvme9q0'] and len(new['managed']) == 4
+    assert json.loads(irq.update_record(text, BOOT2, written)) == {
+        'version': 1, 'boot_id': BOOT2, 'managed': ['nvme0q2'], 'writable': ['nvme3q0']}
+    assert irq.update_record(text, None, written) is None
+
+
+def test_debugfs_managed(guest):
+    """Debian 12's kernel has no CONFIG_GENERIC_IRQ_DEBUGFS (fixtures/irq/irqlab_*/debugfs.txt), so this file
+    could not be recorded; it is laid out as kernel/irq/debugfs.c (irq_debug_show) prints it."""
+    assert irq.debugfs_managed(33) is None
+    path = guest.path(irq.DEBUGFS_IRQ % 33)
+    os.makedirs(os.path.dirname(path))
+    with open(path, 'w') as handle:
+        handle.write('handler:  handle_edge_irq\ndevice:   0000:00:04.0\nstatus:   0x00000000\n'
+                     'istate:   0x00000000\nddepth:   0\nwdepth:   0\ndstate:   0x33601200\n'
+                     '            IRQD_ACTIVATED\n            IRQD_IRQ_STARTED\n            IRQD_SINGLE_TARGET\n'
+                     '            IRQD_AFFINITY_MANAGED\n            IRQD_AFFINITY_ON_ACTIVATE\n'
+                     'node:     0\naffinity: 0\neffectv:  0\npending:  \n')
+    assert irq.debugfs_managed(33) is True
+    with open(path, 'w') as handle:
+        handle.write('handler:  handle_edge_irq\ndstate:   0x00401200\n            IRQD_ACTIVATED\nnode:     0\n')
+    assert irq.debugfs_managed(33) is False
+    # debugfs wins over the record and the driver rule
+    entries = [{'irq': 33, 'name': 'nvme0q1', 'status': 'changed', 'before': '0', 'after': '1', 'msg': None}]
+    assert irq.predict_managed(entries, {'nvme0q1': True}) == []
+    assert (entries[0]['status'], entries[0]['managed_source']) == ('changed', 'debugfs')
+
+
+def test_predict_managed_sources_in_order(guest):
+    entries = [{'irq': n, 'name': name, 'status': status, 'before': '0', 'after': '1', 'msg': None}
+               for n, name, status in ((31, 'nvme0q0', 'changed'), (33, 'nvme0q1', 'changed'), (34, 'nvme0q2', 'changed'),
+                                       (27, 'ahci[0000:00:1f.2]', 'changed'), (35, 'nvme2q0', 'unchanged'))]
+    unknown = irq.predict_managed(entries, {'nvme0q1': False, 'nvme0q0': True})
+    assert [(e['irq'], e['status'], e['managed_source'], e['managed_unknown']) for e in entries] == [
+        (31, 'managed', 'record', False), (33, 'changed', 'record', False), (34, 'managed', 'driver', False),
+        (27, 'changed', None, True), (35, 'unchanged', None, False)]
+    assert unknown == [27] and entries[0]['after'] == '0' and 'refused with EIO earlier this boot' in entries[0]['msg']
+    assert irq.driver_managed('nvme0q1, nvme0q0') is None and irq.driver_managed('nvme12q3') is True
+
+
+def test_mark_pending_recorded_lag():
+    """fixtures/irq/irqlab_boot1_converged: nvme2q0 (31) smp_affinity_list 1, effective_affinity_list 0."""
+    entries = [{'irq': 31, 'status': 'unchanged', 'after': '1', 'effective': '0', 'msg': None},
+               {'irq': 32, 'status': 'unchanged', 'after': '0', 'effective': '0', 'msg': None},
+               {'irq': 35, 'status': 'changed', 'after': '1', 'effective': '0', 'msg': None},
+               {'irq': 36, 'status': 'managed', 'after': '0', 'effective': '1', 'msg': None},
+               {'irq': 37, 'status': 'unchanged', 'after': '0-1', 'effective': None, 'msg': None}]
+    assert irq.mark_pending(entries) == [31, 35]
+    assert irq.mark_pending(entries, ('unchanged',)) == [31] and not entries[2]['pending']
+    assert entries[0]['msg'].startswith('move pending: the kernel still delivers it to CPU(s) 0')
+
+
+def test_host_script_records_managed_irqs(guest, host_script, tmp_path, capsys):
+    """The boot-time script records what the kernel answered, with this boot's id; a second run leaves it."""
+    for number, dummy, dummy2, code in recorded_writes():
+        if code:
+            guest.fail_writes(AFF % number, code)
+    os.makedirs(guest.path('/proc/sys/kernel/random'))
+    with open(guest.path(irq.BOOT_ID), 'w') as handle:
+        handle.write(BOOT2 + '\n')
+    path = rules_file(tmp_path, [{'selector': r'^nvme0q\d+$', 'policy': 'cpus', 'cpus': '0'}])
+    assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 0
+    record = guest.path(irq.RECORD)
+    assert json.loads(open(record).read()) == {'version': 1, 'boot_id': BOOT2, 'managed': ['nvme0q2'], 'writable': ['nvme0q0']}
+    before = os.stat(record).st_ino
+    assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 0
+    assert os.stat(record).st_ino == before
+    assert irq.load_record(open(record).read(), BOOT2) == {'nvme0q2': True, 'nvme0q0': False}
