@@ -257,6 +257,7 @@ UNWRITTEN = ('not written ({reason}) and no source tells whether the kernel mana
              'IRQD_AFFINITY_MANAGED, no record of this boot in %s, not an NVMe I/O queue): predicted as a change; '
              'a kernel-managed IRQ would refuse the write with EIO and be reported as managed' % RECORD)
 
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
