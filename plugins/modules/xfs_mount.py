@@ -13,13 +13,13 @@ version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:
-  - Brings a list of XFS filesystems to their mount points in one call, for hosts that serve from them:
+  - Brings a list of XFS filesystems to their mount points in one call, for hosts that serve from them -
     a mounted filesystem is never unmounted, whatever fails.
   - An unmounted mount point is mounted (C(mount -t xfs -o <opts> <src> <path>); a missing directory is
     created).
   - A mounted one whose live options lack wanted flags that a remount applies (V(noatime), V(nodev),
     V(ro), ...), or whose fstab entry has other options, is remounted with all wanted options
-    (C(mount -o remount,<opts> <device> <path>): fstab is not merged in). The remount also has the kernel
+    (C(mount -o remount,<opts> <device> <path>), fstab not merged in). The remount also has the kernel
     check every option before fstab names it. Options only a fresh mount applies (V(logbufs=), V(inode32),
     ...) are reported in RV(mounts[].pending) until the next mount.
   - A mount point holding another filesystem (another source or type) is refused, before any change.
@@ -27,7 +27,7 @@ description:
     its previous options) and its fstab entry unchanged; the module fails with the command's error.
   - The fstab entry (C(<src> <path> xfs <opts> 0 0)) is written only after the live mount or remount
     succeeded, so fstab never names options the kernel refused.
-  - The options are validated first, with the rule of the filter P(inferops.node.mount_options_errors#filter):
+  - The options are validated first, with the rule of the filter P(inferops.node.mount_options_errors#filter) -
     empty items, options unknown to XFS (kernel 6.x), the VFS, mount(8) and systemd-fstab-generator,
     conflicts (V(ro) and V(rw), V(noatime) and V(relatime), V(inode32) and V(inode64), ...), malformed values
     (V(logbufs) 2-8, V(logbsize) 16k-256k, ...).

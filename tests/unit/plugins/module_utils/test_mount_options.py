@@ -135,8 +135,8 @@ def test_compare_live_options_of_the_lab():
     relatime = ['rw', 'relatime', 'attr2', 'inode64', 'logbufs=8', 'logbsize=256k', 'noquota']
     assert compare(SEED, relatime) == {'missing': ['noatime', 'nodiratime'], 'remount': ['noatime', 'nodiratime'],
                                        'pending': []}
-    assert compare('noatime,logbufs=4,inode32', live) == {'missing': ['logbufs=4', 'inode32'], 'remount': [],
-                                                         'pending': ['logbufs=4', 'inode32']}
+    assert compare('noatime,logbufs=4,inode32', live) == {
+        'missing': ['logbufs=4', 'inode32'], 'remount': [], 'pending': ['logbufs=4', 'inode32']}
 
 
 def test_compare_skips_options_that_never_show():
