@@ -5,10 +5,8 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
-import yaml
 
 from ansible.errors import AnsibleFilterError
 
@@ -92,12 +90,3 @@ def test_bad_arguments_raise_naming_the_value(subsystem, args, kwargs, needle):
     assert needle in str(err.value)
     assert 'nvmet_allowed_hosts_errors' in str(err.value)
 
-
-@pytest.mark.parametrize('name', sorted(FILTERS))
-def test_every_filter_has_documentation(name):
-    path = os.path.join(os.path.dirname(flt.__file__), name + '.yml')
-    with open(path) as handle:
-        doc = yaml.safe_load(handle)
-    assert doc['DOCUMENTATION']['name'] == name
-    assert '_input' in doc['DOCUMENTATION']['options']
-    assert doc['EXAMPLES'] and doc['RETURN']['_value']
