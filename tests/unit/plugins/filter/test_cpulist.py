@@ -64,7 +64,6 @@ def test_filter_error_names_value(name, args, kwargs, needle):
     assert name in str(err.value)
 
 
-
 def test_round_trip():
     for text in ('0', '0-63', '1,3,5-7,40-47', '127'):
         mask = FILTERS['cpulist_to_mask'](text)

@@ -89,4 +89,3 @@ def test_bad_arguments_raise_naming_the_value(subsystem, args, kwargs, needle):
         check(subsystem, *args, **kwargs)
     assert needle in str(err.value)
     assert 'nvmet_allowed_hosts_errors' in str(err.value)
-
