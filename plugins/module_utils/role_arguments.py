@@ -69,7 +69,8 @@ def argument_errors(options, provided):
     # Required options the inventory leaves to the role's defaults are not errors here.
     top = {name: dict(option, required=False) for name, option in spec.items() if name in provided}
     errors = []
-    for message in _messages(top, provided):
+    # Variables the role does not know are the misspelt-variable check's to report.
+    for message in _messages(top, dict((name, value) for name, value in provided.items() if name in spec)):
         if not any(message.endswith('found in %s' % name) for name in nested):
             errors.append(message)
     for name, option in nested.items():
