@@ -44,7 +44,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # a hung connection or a guest that never comes back costs minutes, not the
 # whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles them all on a slow host.
 declare -A limit=(
-  [molecule:kernel_tuning]=600 [molecule:local_nvme]=1500
+  [molecule:kernel_tuning]=600 [molecule:local_nvme]=1800
   [molecule:nvmeof_pool]=1500 [molecule:serving]=600
 )
 default_limit=600
