@@ -13,7 +13,7 @@ level must be one of: 0, 1, 10, got: 5``.
 from __future__ import annotations
 
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+from ansible.module_utils.parsing.convert_bool import boolean
 
 # Keys of an entry that say which one it is, in the order they are tried.
 _ENTRY_LABELS = ('name', 'selector', 'mount', 'path', 'traddr', 'nqn', 'subnqn', 'address')
@@ -21,13 +21,11 @@ _ENTRY_LABELS = ('name', 'selector', 'mount', 'path', 'traddr', 'nqn', 'subnqn',
 
 def is_boolean(value):
     """True for what Ansible's own bool conversion accepts (true, "yes", "on", 1, "0", ...)."""
-    if isinstance(value, bool):
-        return True
-    if isinstance(value, (int, float)) and value in (0, 1):
-        return True
-    if isinstance(value, str):
-        return value.lower() in BOOLEANS_TRUE | BOOLEANS_FALSE
-    return False
+    try:
+        boolean(value, strict=True)
+    except TypeError:
+        return False
+    return True
 
 
 def _spec(options):
