@@ -8,13 +8,14 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 ---
 module: xfs_mount
-short_description: Mount or remount XFS filesystems and record them in fstab - never unmounting
+short_description: Mount or remount XFS filesystems and record them in fstab - unmounting only on request
 version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:
   - Brings a list of XFS filesystems to their mount points in one call, for hosts that serve from them -
-    a mounted filesystem is never unmounted, whatever fails.
+    a mounted filesystem is never unmounted, whatever fails, unless its entry asks for it with
+    O(mounts[].state=absent).
   - An unmounted mount point is mounted (C(mount -t xfs -o <opts> <src> <path>); a missing directory is
     created).
   - A mounted one whose live options lack wanted flags that a remount applies (V(noatime), V(nodev),
@@ -27,6 +28,9 @@ description:
     its previous options) and its fstab entry unchanged; the module fails with the command's error.
   - The fstab entry (C(<src> <path> xfs <opts> 0 0)) is written only after the live mount or remount
     succeeded, so fstab never names options the kernel refused.
+  - An entry with O(mounts[].state=absent) is unmounted (C(umount <path>)) when mounted, and its fstab
+    entry is removed after the unmount succeeded; a busy filesystem stays mounted and in fstab, and the
+    module fails saying so.
   - The options are validated first, with the rule of the filter P(inferops.node.mount_options_errors#filter) -
     empty items, options unknown to XFS (kernel 6.x), the VFS, mount(8) and systemd-fstab-generator,
     conflicts (V(ro) and V(rw), V(noatime) and V(relatime), V(inode32) and V(inode64), ...), malformed values
@@ -48,8 +52,15 @@ options:
         description:
           - The filesystem - V(UUID=...), V(LABEL=...), V(PARTUUID=...), V(PARTLABEL=...) or a device path.
             Resolved through C(/dev/disk/by-*) to compare with the mounted source.
+          - Required when O(mounts[].state=mounted).
         type: str
-        required: true
+      state:
+        description:
+          - V(mounted) - mounted with O(mounts[].opts) and in fstab; never unmounted.
+          - V(absent) - unmounted and removed from fstab (the only way this module unmounts).
+        type: str
+        choices: [mounted, absent]
+        default: mounted
       fstype:
         description:
           - Filesystem type. Only V(xfs), whose options the validation knows.
@@ -85,7 +96,8 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The module has no unmount code path. To move a mount point to another filesystem, unmount it by hand.
+  - The only unmount is an entry the caller lists with O(mounts[].state=absent). To move a mount point to
+    another filesystem, unmount it first.
   - The commands run with C(LANG=C), so the errors returned are the untranslated ones.
 seealso:
   - module: ansible.posix.mount
@@ -113,6 +125,12 @@ EXAMPLES = r'''
       - path: /scratch
         src: /dev/md/scratch
     fstab: ignore
+
+- name: Stop using a pool filesystem (unmounted, fstab entry removed)
+  inferops.node.xfs_mount:
+    mounts:
+      - path: /mnt/old-pool
+        state: absent
 '''
 
 RETURN = r'''
@@ -127,7 +145,7 @@ mounts:
       type: str
       sample: /data/models
     src:
-      description: The source as given.
+      description: The source as given (null for an O(mounts[].state=absent) entry without one).
       type: str
       sample: UUID=3f0e7d55-3d8e-4a7b-9d0e-0b4c1c0c2a11
     device:
@@ -139,7 +157,7 @@ mounts:
       type: str
       sample: noatime,inode64
     action:
-      description: V(mount), V(remount) or V(none) (done, or predicted in check mode).
+      description: V(mount), V(remount), V(unmount) or V(none) (done, or predicted in check mode).
       type: str
       sample: remount
     reason:
@@ -213,7 +231,11 @@ def validate(mounts):
         elif m['path'] in seen:
             errors.append('%s.path = %r: listed twice' % (name, m['path']))
         seen.add(m['path'])
-        if not SRC.match(m['src']):
+        if m['state'] == 'absent':
+            continue
+        if m['src'] is None:
+            errors.append('%s.src: required with state=mounted (%s)' % (name, m['path']))
+        elif not SRC.match(m['src']):
             errors.append('%s.src = %r: must be UUID=..., LABEL=..., PARTUUID=..., PARTLABEL=... or /dev/...'
                           % (name, m['src']))
         for problem in option_errors(m['opts'], fstype=m['fstype']):
@@ -272,9 +294,10 @@ def fstab_entry(text, path):
 
 
 def fstab_update(text, m):
-    """fstab ``text`` with the entry of ``m`` (one line, replacing every line of its mount point)."""
-    new = '%s %s %s %s 0 0' % (m['src'], m['path'], m['fstype'], m['opts'])
-    out, done = [], False
+    """fstab ``text`` with the entry of ``m`` (one line, replacing every line of its mount point; none
+    when ``m`` is absent)."""
+    new = None if m['state'] == 'absent' else '%s %s %s %s 0 0' % (m['src'], m['path'], m['fstype'], m['opts'])
+    out, done = [], new is None
     for line in text.splitlines():
         fields = fstab_fields(line)
         if fields and fields[1].replace('\\040', ' ') == m['path']:
@@ -285,7 +308,19 @@ def fstab_update(text, m):
         out.append(line)
     if not done:
         out.append(new)
-    return '\n'.join(out) + '\n'
+    return '\n'.join(out) + '\n' if out else ''
+
+
+def plan_absent(m, live, fstab_text):
+    """The plan of a state=absent entry: unmount when mounted, drop its fstab line when there is one."""
+    mounted = m['path'] in live
+    plan = {'path': m['path'], 'src': m['src'], 'device': None, 'opts': m['opts'], 'action': 'none', 'reason': None,
+            'before': live[m['path']][2] if mounted else None, 'after': None, 'pending': [],
+            'fstab_changed': fstab_entry(fstab_text, m['path']) is not None, 'failed': False, 'stderr': ''}
+    if mounted:
+        plan['action'], plan['reason'] = 'unmount', 'state=absent'
+        plan['command'] = ['umount', m['path']]
+    return plan
 
 
 def main():
@@ -293,7 +328,8 @@ def main():
         argument_spec=dict(
             mounts=dict(type='list', elements='dict', required=True, options=dict(
                 path=dict(type='path', required=True),
-                src=dict(type='str', required=True),
+                src=dict(type='str'),
+                state=dict(type='str', choices=['mounted', 'absent'], default='mounted'),
                 fstype=dict(type='str', choices=['xfs'], default='xfs'),
                 opts=dict(type='str', default='defaults'),
             )),
@@ -318,6 +354,9 @@ def main():
     # Plan every entry and refuse foreign filesystems before any change.
     plans, refused = [], []
     for m in mounts:
+        if m['state'] == 'absent':
+            plans.append(plan_absent(m, live, fstab_before if persist else ''))
+            continue
         device = resolve(m['src'])
         entry = fstab_entry(fstab_before, m['path']) if persist else None
         want_fields = [m['src'], m['path'], m['fstype'], m['opts'], '0', '0']
@@ -328,8 +367,8 @@ def main():
             source, fstype, options = live[m['path']]
             plan['before'] = options
             if fstype != m['fstype'] or not same_source(source, device):
-                refused.append('%s holds %s (%s), wanted %s%s (%s): refusing to touch it - this module never unmounts; '
-                               'unmount %s by hand or choose another mount point'
+                refused.append('%s holds %s (%s), wanted %s%s (%s): refusing to touch it - a mounted filesystem is never '
+                               'replaced; unmount %s by hand or choose another mount point'
                                % (m['path'], source, fstype, m['src'],
                                   (' = %s' % device) if device else ' (not found on this host)', m['fstype'], m['path']))
                 continue
@@ -366,7 +405,12 @@ def main():
             rc, out, err = module.run_command(plan['command'])
             if rc != 0:
                 plan['failed'], plan['stderr'] = True, (err or out).strip()
-                if plan['action'] == 'remount':
+                if plan['action'] == 'unmount':
+                    failures.append(
+                        'unmount of %s failed (rc %d: %s); it stays mounted and its fstab entry was not removed; '
+                        'stop what uses it (fuser -vm %s) and run again'
+                        % (plan['path'], rc, plan['stderr'], plan['path']))
+                elif plan['action'] == 'remount':
                     failures.append(
                         'remount of %s with %r failed (rc %d: %s); it stays mounted with its previous options (%s), '
                         'its fstab entry was not changed; fix the options and run again'
@@ -390,10 +434,11 @@ def main():
 
     if not module.check_mode and commands:
         after = read_mounts(module)
-        for plan in plans:
+        for plan, m in zip(plans, mounts):
             if plan['path'] in after:
                 plan['after'] = after[plan['path']][2]
-                plan['pending'] = compare(plan['opts'], plan['after'])['pending']
+                if m['state'] == 'mounted':
+                    plan['pending'] = compare(plan['opts'], plan['after'])['pending']
     elif not commands:
         for plan in plans:
             plan['after'] = plan['before']

@@ -188,7 +188,7 @@ def test_other_filesystem_on_top_is_refused_before_any_change(tmp_path, monkeypa
     assert guest.calls == [FINDMNT]
     assert result['msg'] == (
         'xfs_mount: refused, nothing was changed: /data/index holds tmpfs (tmpfs), wanted UUID=%s = /dev/md126 (xfs): '
-        'refusing to touch it - this module never unmounts; unmount /data/index by hand or choose another mount point'
+        'refusing to touch it - a mounted filesystem is never replaced; unmount /data/index by hand or choose another mount point'
         % INDEX_UUID)
     assert guest.fstab() == FSTAB_FRESH
 
@@ -264,3 +264,45 @@ def test_duplicate_path(tmp_path, monkeypatch):
     guest = Guest(tmp_path, monkeypatch, 'mounted.json', FSTAB_DONE)
     failed, result = run_module(xfs_mount.main, {'mounts': [MOUNTS[0], MOUNTS[0]]})
     assert failed and "mounts[1].path = '/data/models': listed twice" in result['msg'] and guest.calls == []
+
+
+def test_absent_unmounts_and_drops_the_fstab_entry(tmp_path, monkeypatch):
+    """Only an entry that asks for it is unmounted; the other mount and fstab lines stay."""
+    guest = Guest(tmp_path, monkeypatch, 'mounted.json', FSTAB_DONE)
+    guest.on(['umount', '/data/index'], findmnt='fresh.json')
+    failed, result = run_module(xfs_mount.main, {'mounts': [MOUNTS[0], {'path': '/data/index', 'state': 'absent'}]})
+    assert not failed and result['changed'], result
+    assert guest.calls == [FINDMNT, ['umount', '/data/index'], FINDMNT]
+    assert [m['action'] for m in result['mounts']] == ['none', 'unmount']
+    assert result['mounts'][1]['after'] is None and result['mounts'][1]['fstab_changed']
+    assert guest.fstab() == FSTAB_FRESH + 'UUID=%s /data/models xfs %s 0 0\n' % (MODELS_UUID, OPTS)
+
+
+def test_absent_not_mounted_only_drops_the_fstab_entry(tmp_path, monkeypatch):
+    guest = Guest(tmp_path, monkeypatch, 'fresh.json', FSTAB_DONE)
+    failed, result = run_module(xfs_mount.main, {'mounts': [{'path': '/data/index', 'state': 'absent'}]}, check_mode=True)
+    assert not failed and result['changed'] and result['commands'] == [], result
+    assert guest.fstab() == FSTAB_DONE  # check mode
+    failed, result = run_module(xfs_mount.main, {'mounts': [{'path': '/data/index', 'state': 'absent'}]})
+    assert not failed and result['changed'] and guest.calls == [FINDMNT, FINDMNT]
+    assert '/data/index' not in guest.fstab() and '/data/models' in guest.fstab()
+    failed, result = run_module(xfs_mount.main, {'mounts': [{'path': '/data/index', 'state': 'absent'}]})
+    assert not failed and not result['changed'], result
+
+
+def test_absent_busy_stays_mounted_and_in_fstab(tmp_path, monkeypatch):
+    guest = Guest(tmp_path, monkeypatch, 'mounted.json', FSTAB_DONE)
+    guest.on(['umount', '/data/index'], rc=32, err=fixture('mount', 'umount_busy.stderr'))
+    failed, result = run_module(xfs_mount.main, {'mounts': [{'path': '/data/index', 'state': 'absent'}]})
+    assert failed and not result['changed']
+    assert guest.fstab() == FSTAB_DONE
+    assert result['msg'] == (
+        'xfs_mount: unmount of /data/index failed (rc 32: umount: /data/index: target is busy.); it stays mounted and '
+        'its fstab entry was not removed; stop what uses it (fuser -vm /data/index) and run again')
+
+
+def test_mounted_entry_needs_a_source(tmp_path, monkeypatch):
+    guest = Guest(tmp_path, monkeypatch, 'fresh.json', FSTAB_FRESH)
+    failed, result = run_module(xfs_mount.main, {'mounts': [{'path': '/data/models'}]})
+    assert failed and guest.calls == []
+    assert 'mounts[0].src: required with state=mounted (/data/models)' in result['msg']
