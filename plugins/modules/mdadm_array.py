@@ -386,20 +386,19 @@ initramfs_update_needed:
 '''
 
 import copy
-import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.md import (
+    array_status, examine_export, find_running, mdadm_bin, name_matches,
+)
 from ansible_collections.inferops.node.plugins.module_utils import textfile
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 LEVELS = ('0', '1', '10', '5', '6')
 MIN_MEMBERS = {'0': 2, '1': 2, '5': 3, '6': 4}
-SYNC_STATUS = {'resync': 'resyncing', 'recover': 'recovering', 'reshape': 'reshaping', 'check': 'checking',
-               'repair': 'checking', 'recovery': 'recovering'}
 MARKER = '# inferops.node mdadm_array: %s'
 _NAME_RE = re.compile(r'^[A-Za-z0-9_.-]{1,32}$')
 _METADATA_RE = re.compile(r'^(0\.90|1|1\.[012]|default|ddf|imsm)$')
@@ -480,137 +479,11 @@ def resolve_members(paths):
 
 # ---------------------------------------------------------------- discovery
 
-def mdadm_bin(module):
-    return module.get_bin_path('mdadm', required=True)
-
-
 def run(module, args, ok=(0,)):
     rc, out, err = module.run_command(args)
     if rc not in ok:
         raise MdError('%s failed (rc=%d): %s' % (' '.join(args), rc, (err or out).strip()))
     return rc, out, err
-
-
-def detail_export(module, device):
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', '--export', device])
-    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
-
-
-def examine_export(module, device):
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--examine', '--export', device])
-    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
-
-
-def name_matches(md_name, name):
-    if not md_name:
-        return False
-    return md_name == name or md_name.split(':', 1)[-1] == name
-
-
-def running_arrays():
-    """Kernel names of md devices that exist (active or inactive)."""
-    result = []
-    for entry in sysfs.listdir('/sys/block'):
-        if entry.startswith('md') and sysfs.isdir('/sys/block/%s/md' % entry):
-            state = sysfs.read_attr('/sys/block/%s/md/array_state' % entry)
-            if state and state != 'clear':
-                result.append(entry)
-    return result
-
-
-def find_running(module, name, member_knames):
-    """The kname of the running (or inactive) array called ``name``, or one holding a requested member."""
-    link = '/dev/md/%s' % name
-    if sysfs.exists(link):
-        try:
-            return blockdev.resolve_device(link)['kname']
-        except blockdev.BlockDevError:
-            pass
-    for kname in running_arrays():
-        export = detail_export(module, '/dev/%s' % kname)
-        if name_matches(export.get('MD_NAME'), name) or export.get('MD_DEVNAME') == name:
-            return kname
-    # Inactive arrays have no name in --detail: match by a requested member inside.
-    for kname in running_arrays():
-        if sysfs.read_attr('/sys/block/%s/md/array_state' % kname) != 'inactive':
-            continue
-        inside = [m['kname'] for m in blockdev.md_sysfs_state(kname)['members']]
-        if set(inside) & set(member_knames):
-            return kname
-    return None
-
-
-def array_status(module, kname, name, members=None):
-    """Everything known about a running array."""
-    device = '/dev/%s' % kname
-    export = detail_export(module, device)
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', device])
-    detail = blockdev.parse_mdadm_detail(out) if rc == 0 else blockdev.parse_mdadm_detail('')
-    sysstate = blockdev.md_sysfs_state(kname)
-    mdstat = blockdev.parse_mdstat(sysfs.read_attr('/proc/mdstat', '') or '')['arrays'].get(kname) or {}
-
-    roles = {}
-    for row in detail['devices']:
-        if row['device']:
-            roles[os.path.basename(row['device'])] = row
-    in_kernel = dict((m['kname'], m) for m in sysstate['members'])
-    member_list = []
-    listed = [(os.path.basename(item['device']), item['device'], item['role']) for item in blockdev.md_members_from_export(export)]
-    for kn in sorted(in_kernel):
-        if kn not in [entry[0] for entry in listed]:
-            slot = in_kernel[kn]['slot']
-            listed.append((kn, '/dev/%s' % kn, slot if slot not in (None, 'none') else 'spare'))
-    for kn, device, role in listed:
-        row = roles.get(kn)
-        words = row['state'] if row else []
-        kernel = in_kernel.get(kn)
-        kernel_words = (kernel['state'] or '').split(',') if kernel and kernel['state'] else []
-        if 'faulty' in words or 'faulty' in kernel_words:
-            role = 'faulty'
-        in_sync = 'in_sync' in kernel_words if kernel else ('active' in words and 'sync' in words)
-        member_list.append({'device': device, 'kname': kn, 'role': role, 'state': words or kernel_words, 'in_sync': in_sync})
-
-    level = sysstate['level'] or export.get('MD_LEVEL') or detail['fields'].get('Raid Level')
-    sync = mdstat.get('sync') or {}
-    percent = sync.get('percent')
-    if percent is None:
-        percent = sysstate['sync_percent']
-    action = sysstate['sync_action']
-    if sysstate['array_state'] == 'inactive':
-        status = 'inactive'
-    elif action in SYNC_STATUS or sync.get('action') in SYNC_STATUS:
-        status = SYNC_STATUS.get(action) or SYNC_STATUS[sync['action']]
-    elif sysstate['degraded']:
-        status = 'degraded'
-    else:
-        status = 'clean'
-    chunk = sysstate['chunk_kb'] if level not in ('raid1',) else None
-    uuid = export.get('MD_UUID') or detail['fields'].get('UUID') or kernel_uuid_to_mdadm(sysstate['uuid'])
-    result = {
-        'name': name, 'device': '/dev/md/%s' % name, 'kname': kname, 'uuid': uuid,
-        'md_name': export.get('MD_NAME') or (detail['fields'].get('Name') or '').split(' ')[0] or None,
-        'level': level, 'raid_disks': sysstate['raid_disks'], 'chunk_kb': chunk or None,
-        'metadata': export.get('MD_METADATA') or sysstate['metadata_version'],
-        'status': status, 'state': detail['state'], 'array_state': sysstate['array_state'],
-        'degraded': sysstate['degraded'] if sysstate['degraded'] is not None or status == 'inactive' else 0,
-        'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
-        'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
-        'members': member_list, 'missing_members': [],
-    }
-    if members is not None:
-        in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
-        result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]
-    return result
-
-
-def kernel_uuid_to_mdadm(value):
-    """'ae809e5b-1362-128b-161f-63bf74fd1500' -> 'ae809e5b:1362128b:161f63bf:74fd1500'."""
-    if not value:
-        return None
-    hexdigits = value.replace('-', '').replace(':', '')
-    if len(hexdigits) != 32:
-        return None
-    return ':'.join(hexdigits[i:i + 8] for i in range(0, 32, 8))
 
 
 def compare(array, level, params, members):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.modules import mdadm_array
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import (
     BY_ID, FakeSystem, INDEX, MODEL, fixture, run_module,
@@ -576,5 +577,5 @@ def test_update_conf_text(before, new_line, after):
 
 
 def test_kernel_uuid_to_mdadm():
-    assert mdadm_array.kernel_uuid_to_mdadm('ae809e5b-1362-128b-161f-63bf74fd1500') == MODEL_UUID
-    assert mdadm_array.kernel_uuid_to_mdadm('') is None
+    assert md.kernel_uuid_to_mdadm('ae809e5b-1362-128b-161f-63bf74fd1500') == MODEL_UUID
+    assert md.kernel_uuid_to_mdadm('') is None

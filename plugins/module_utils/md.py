@@ -1,0 +1,200 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Reading Linux md arrays and their member drives: the one place both ``mdadm_array`` (which acts)
+and ``md_info`` (which only reads) get array state from.
+
+* ``running_arrays`` / ``find_running`` - the md devices of the host, and the one called ``name``.
+* ``array_status`` - everything known about one array: ``mdadm --detail --export``, ``mdadm --detail``,
+  ``/sys/block/mdX/md`` and ``/proc/mdstat`` merged (level, UUID, members with their roles, status,
+  sync progress, degraded/failed/spare counts).
+* ``array_names`` - kernel name -> array name (from the ``/dev/md/<name>`` links udev makes).
+* ``drive_identity`` - a drive's by-id paths, serial, model, firmware and size from sysfs.
+
+Commands run through ``module.run_command`` with argument lists; the caller runs
+``blockdev.setup_module(module)`` first so they run in the C locale.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import sysfs
+
+__all__ = [
+    'SYNC_STATUS', 'mdadm_bin', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
+    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'by_id_paths', 'drive_identity',
+]
+
+# sync_action (sysfs) or the /proc/mdstat action -> the status word reported for the array.
+SYNC_STATUS = {'resync': 'resyncing', 'recover': 'recovering', 'reshape': 'reshaping', 'check': 'checking',
+               'repair': 'checking', 'recovery': 'recovering'}
+
+
+def mdadm_bin(module):
+    return module.get_bin_path('mdadm', required=True)
+
+
+def detail_export(module, device):
+    """``mdadm --detail --export <device>`` as a dict; empty when mdadm refuses (not an active array)."""
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', '--export', device])
+    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
+
+
+def examine_export(module, device):
+    """``mdadm --examine --export <device>`` (the superblock on a member) as a dict; empty without one."""
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--examine', '--export', device])
+    return blockdev.parse_mdadm_export(out) if rc == 0 else {}
+
+
+def name_matches(md_name, name):
+    """Whether a superblock name (``<homehost>:<name>`` or ``<name>``) is the array ``name``."""
+    if not md_name:
+        return False
+    return md_name == name or md_name.split(':', 1)[-1] == name
+
+
+def running_arrays():
+    """Kernel names of md devices that exist (active or inactive)."""
+    result = []
+    for entry in sysfs.listdir('/sys/block'):
+        if entry.startswith('md') and sysfs.isdir('/sys/block/%s/md' % entry):
+            state = sysfs.read_attr('/sys/block/%s/md/array_state' % entry)
+            if state and state != 'clear':
+                result.append(entry)
+    return result
+
+
+def array_names():
+    """Kernel name -> array name, from the ``/dev/md/<name>`` links."""
+    names = {}
+    for name in sysfs.listdir('/dev/md'):
+        real = sysfs.realpath('/dev/md/%s' % name)
+        if os.path.dirname(real) == '/dev':
+            names.setdefault(os.path.basename(real), name)
+    return names
+
+
+def find_running(module, name, member_knames):
+    """The kname of the running (or inactive) array called ``name``, or one holding a requested member."""
+    link = '/dev/md/%s' % name
+    if sysfs.exists(link):
+        try:
+            return blockdev.resolve_device(link)['kname']
+        except blockdev.BlockDevError:
+            pass
+    for kname in running_arrays():
+        export = detail_export(module, '/dev/%s' % kname)
+        if name_matches(export.get('MD_NAME'), name) or export.get('MD_DEVNAME') == name:
+            return kname
+    # Inactive arrays have no name in --detail: match by a requested member inside.
+    for kname in running_arrays():
+        if sysfs.read_attr('/sys/block/%s/md/array_state' % kname) != 'inactive':
+            continue
+        inside = [m['kname'] for m in blockdev.md_sysfs_state(kname)['members']]
+        if set(inside) & set(member_knames):
+            return kname
+    return None
+
+
+def kernel_uuid_to_mdadm(value):
+    """'ae809e5b-1362-128b-161f-63bf74fd1500' -> 'ae809e5b:1362128b:161f63bf:74fd1500'."""
+    if not value:
+        return None
+    hexdigits = value.replace('-', '').replace(':', '')
+    if len(hexdigits) != 32:
+        return None
+    return ':'.join(hexdigits[i:i + 8] for i in range(0, 32, 8))
+
+
+def array_status(module, kname, name, members=None):
+    """Everything known about a running (or inactive) array ``kname`` called ``name``.
+
+    ``members``: the requested members (resolved, with ``path`` and ``kname``); when given,
+    ``missing_members`` lists those that are not active and in sync.
+    """
+    device = '/dev/%s' % kname
+    export = detail_export(module, device)
+    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', device])
+    detail = blockdev.parse_mdadm_detail(out) if rc == 0 else blockdev.parse_mdadm_detail('')
+    sysstate = blockdev.md_sysfs_state(kname)
+    mdstat = blockdev.parse_mdstat(sysfs.read_attr('/proc/mdstat', '') or '')['arrays'].get(kname) or {}
+
+    roles = {}
+    for row in detail['devices']:
+        if row['device']:
+            roles[os.path.basename(row['device'])] = row
+    in_kernel = dict((m['kname'], m) for m in sysstate['members'])
+    member_list = []
+    listed = [(os.path.basename(item['device']), item['device'], item['role']) for item in blockdev.md_members_from_export(export)]
+    for kn in sorted(in_kernel):
+        if kn not in [entry[0] for entry in listed]:
+            slot = in_kernel[kn]['slot']
+            listed.append((kn, '/dev/%s' % kn, slot if slot not in (None, 'none') else 'spare'))
+    for kn, member_device, role in listed:
+        row = roles.get(kn)
+        words = row['state'] if row else []
+        kernel = in_kernel.get(kn)
+        kernel_words = (kernel['state'] or '').split(',') if kernel and kernel['state'] else []
+        if 'faulty' in words or 'faulty' in kernel_words:
+            role = 'faulty'
+        in_sync = 'in_sync' in kernel_words if kernel else ('active' in words and 'sync' in words)
+        member_list.append({'device': member_device, 'kname': kn, 'role': role, 'state': words or kernel_words,
+                            'in_sync': in_sync})
+
+    level = sysstate['level'] or export.get('MD_LEVEL') or detail['fields'].get('Raid Level')
+    sync = mdstat.get('sync') or {}
+    percent = sync.get('percent')
+    if percent is None:
+        percent = sysstate['sync_percent']
+    action = sysstate['sync_action']
+    if sysstate['array_state'] == 'inactive':
+        status = 'inactive'
+    elif action in SYNC_STATUS or sync.get('action') in SYNC_STATUS:
+        status = SYNC_STATUS.get(action) or SYNC_STATUS[sync['action']]
+    elif sysstate['degraded']:
+        status = 'degraded'
+    else:
+        status = 'clean'
+    chunk = sysstate['chunk_kb'] if level not in ('raid1',) else None
+    uuid = export.get('MD_UUID') or detail['fields'].get('UUID') or kernel_uuid_to_mdadm(sysstate['uuid'])
+    result = {
+        'name': name, 'device': '/dev/md/%s' % name, 'kname': kname, 'uuid': uuid,
+        'md_name': export.get('MD_NAME') or (detail['fields'].get('Name') or '').split(' ')[0] or None,
+        'level': level, 'raid_disks': sysstate['raid_disks'], 'chunk_kb': chunk or None,
+        'metadata': export.get('MD_METADATA') or sysstate['metadata_version'],
+        'status': status, 'state': detail['state'], 'array_state': sysstate['array_state'],
+        'degraded': sysstate['degraded'] if sysstate['degraded'] is not None or status == 'inactive' else 0,
+        'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
+        'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
+        'members': member_list, 'missing_members': [],
+    }
+    if members is not None:
+        in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
+        result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]
+    return result
+
+
+def by_id_paths(kname):
+    """The ``/dev/disk/by-id`` links of a device, sorted (the model_serial form before eui/nvme.* ids)."""
+    paths = []
+    for entry in sysfs.listdir('/dev/disk/by-id'):
+        path = '/dev/disk/by-id/%s' % entry
+        if sysfs.realpath(path) == '/dev/%s' % kname:
+            paths.append(path)
+    return sorted(paths, key=lambda p: (bool(re.search(r'/(nvme-eui\.|nvme-nvme\.|wwn-)', p)), len(p), p))
+
+
+def drive_identity(kname):
+    """``{by_id, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when unknown)."""
+    base = '/sys/class/block/%s' % kname
+    sectors = sysfs.read_int(base + '/size')
+
+    def attr(name):
+        value = sysfs.read_attr('%s/device/%s' % (base, name))
+        return value.strip() if value is not None and value.strip() else None
+    ids = by_id_paths(kname)
+    return {'by_id': ids[0] if ids else None, 'by_id_all': ids, 'serial': attr('serial'), 'model': attr('model'),
+            'firmware': attr('firmware_rev'), 'size_bytes': sectors * 512 if sectors is not None else None}
