@@ -10,6 +10,9 @@
   and sysfs.
 * ``parse_mdstat``, ``parse_mdadm_export``, ``parse_mdadm_detail`` and ``md_sysfs_state`` read
   md array state; ``md_stripe_width_kb`` computes an array's full stripe width.
+* ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``queue_settings`` - its request
+  queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
+  ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).
 
 Commands are run through ``module.run_command`` with argument lists; call
 ``setup_module(module)`` once so they run in the C locale.
@@ -28,8 +31,13 @@ __all__ = [
     'udev_properties', 'lsblk_json', 'blkid_probe', 'wipefs_probe', 'probe_usage',
     'holders', 'partitions', 'parse_mdstat', 'parse_mdadm_export', 'parse_mdadm_detail',
     'md_sysfs_state', 'md_stripe_width_kb', 'md_level_number', 'md_members_from_export',
-    'parse_sync_completed',
+    'parse_sync_completed', 'by_id_paths', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
+    'PAGE_KB',
 ]
+
+# The kernel keeps read-ahead in pages; 4 KiB on every platform the collection supports (x86_64, arm64
+# with 4K pages). The modules ask the host (os.sysconf) where they run; the controller side uses this.
+PAGE_KB = 4
 
 C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 
@@ -515,3 +523,79 @@ def md_stripe_width_kb(kname):
         return None, 'md array %s: no data disks' % kname
     return chunk * data, 'md array %s: %s, %s KiB chunk x %s data disks = %s KiB stripe' % (
         kname, state['level'], chunk, data, chunk * data)
+
+
+# ---------------------------------------------------------------- identity and request queue
+
+def by_id_paths(kname):
+    """The ``/dev/disk/by-id`` links that resolve to ``/dev/<kname>``, sorted: the ``<model>_<serial>``
+    form first, then the longer ones (``..._1`` per namespace), then ``eui.`` / ``nvme.`` / ``wwn-`` ids."""
+    paths = []
+    for entry in sysfs.listdir('/dev/disk/by-id'):
+        path = '/dev/disk/by-id/%s' % entry
+        if sysfs.realpath(path) == '/dev/%s' % kname:
+            paths.append(path)
+    return sorted(paths, key=lambda p: (bool(re.search(r'/(nvme-eui\.|nvme-nvme\.|wwn-)', p)), len(p), p))
+
+
+def parse_scheduler(text):
+    """``[none] mq-deadline`` -> (``'none'``, ``['none', 'mq-deadline']``); (None, []) for None/empty."""
+    names = [name.strip('[]') for name in (text or '').split()]
+    active = re.search(r'\[([^\]]+)\]', text or '')
+    if active:
+        return active.group(1), names
+    # A queue without an elevator choice prints "none" alone.
+    return (names[0] if len(names) == 1 else None), names
+
+
+def queue_settings(kname):
+    """The request queue of a block device from ``/sys/class/block/<kname>/queue`` (None per missing file).
+
+    Keys: ``scheduler`` (active), ``schedulers`` (offered), ``read_ahead_kb``, ``nr_requests``,
+    ``max_sectors_kb``, ``max_hw_sectors_kb``, ``logical_block_size``, ``physical_block_size``,
+    ``minimum_io_size``, ``optimal_io_size``, ``rotational`` (bool), ``write_cache``, ``rq_affinity``,
+    ``nomerges``, ``io_poll`` (bool), ``add_random`` (bool), ``nr_hw_queues`` (blk-mq hardware queues,
+    ``mq/*``) and ``hw_queue_cpus`` (their CPU lists, in queue order).
+    """
+    base = '/sys/class/block/%s' % kname
+    queue = base + '/queue'
+    scheduler, schedulers = parse_scheduler(sysfs.read_attr(queue + '/scheduler'))
+
+    def flag(name):
+        value = sysfs.read_int('%s/%s' % (queue, name))
+        return bool(value) if value is not None else None
+
+    write_cache = sysfs.read_attr(queue + '/write_cache')
+    hw_queues = sorted((e for e in sysfs.listdir(base + '/mq') if e.isdigit()), key=int)
+    settings = {'scheduler': scheduler, 'schedulers': schedulers}
+    for name in ('read_ahead_kb', 'nr_requests', 'max_sectors_kb', 'max_hw_sectors_kb', 'logical_block_size',
+                 'physical_block_size', 'minimum_io_size', 'optimal_io_size', 'rq_affinity', 'nomerges'):
+        settings[name] = sysfs.read_int('%s/%s' % (queue, name))
+    settings.update(
+        rotational=flag('rotational'), io_poll=flag('io_poll'), add_random=flag('add_random'),
+        write_cache=write_cache.strip() if write_cache is not None else None,
+        nr_hw_queues=len(hw_queues) if hw_queues else None,
+        hw_queue_cpus=[(sysfs.read_attr('%s/mq/%s/cpu_list' % (base, q)) or '').strip() for q in hw_queues],
+    )
+    return settings
+
+
+def check_read_ahead_kb(value, option, page_kb=PAGE_KB):
+    """The read-ahead rule shared by ``blockdev_readahead`` and the ``nvme_sched`` role: an integer (int or
+    digit string, not a boolean), not negative, a multiple of the page size in KiB. Returns the number;
+    raises ``BlockDevError`` naming ``option`` and the value."""
+    if value is None or isinstance(value, bool):
+        raise BlockDevError('%s=%r is not an integer' % (option, value))
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and re.match(r'^\s*-?\d+\s*$', value):
+        number = int(value)
+    else:
+        raise BlockDevError('%s=%r is not an integer' % (option, value))
+    if number < 0:
+        raise BlockDevError('%s=%r is negative' % (option, value))
+    if page_kb and number % page_kb:
+        raise BlockDevError('%s=%d is not a multiple of the %d KiB page size' % (option, number, page_kb))
+    return number

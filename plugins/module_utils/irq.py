@@ -6,8 +6,10 @@
 
 * ``parse_interrupts`` / ``irq_names`` - the numbered IRQs of ``/proc/interrupts`` and their
   action names (``/sys/kernel/irq/N/actions``, else the label column of ``/proc/interrupts``);
-* ``compile_rule`` / ``compile_rules`` - validate rules ``{'selector', 'policy', 'cpus'}``
-  (selector compiles, CPU list parses, is not empty and, given ``online``, names online CPUs);
+* ``rule_errors`` / ``compile_rule`` / ``compile_rules`` - validate rules ``{'selector', 'policy', 'cpus'}``
+  (selector compiles, CPU list parses, is not empty and, given ``online``, names online CPUs; with the
+  IRQ names, every rule matches one) - the one rule behind the module, the role's checks (filter
+  ``irq_rules_check``) and the boot-time script; ``banned_cpus_errors`` - irqbalance's banned CPUs;
 * ``match_rules`` - give every IRQ to the first rule whose selector it matches;
 * ``plan`` - the target CPUs of every matched IRQ under the rule's policy (``cpus``, ``spread``,
   ``local``) and whether ``smp_affinity_list`` must change;
@@ -17,6 +19,9 @@
 * ``mark_pending`` - flag IRQs whose ``effective_affinity_list`` is not yet inside the requested
   ``smp_affinity_list`` (x86 moves an IRQ at its next interrupt: a quiet admin queue keeps the old
   CPU until then);
+* ``irq_table`` - every IRQ with its name, chip, counts, affinities, NUMA node, PCI device and driver
+  and whether it is kernel-managed (``managed_status``), for ``irq_info``; ``parse_irqbalance_env`` -
+  irqbalance's environment file (banned CPUs, policy script);
 * ``predict_managed`` - without writing (check mode, ``list_only``), decide which IRQs a write would
   find kernel-managed: debugfs ``IRQD_AFFINITY_MANAGED`` when mounted, else the record of this boot
   (``load_record`` / ``update_record``: what real runs and the boot-time script saw, keyed by boot_id
@@ -37,13 +42,15 @@ import re
 import tempfile
 
 from . import sysfs
-from .cpulist import CpuListError, format_cpulist, parse_cpulist, to_cpus
+from .cpulist import CpuListError, format_cpulist, mask_to_cpus, parse_cpulist, to_cpus
 
 __all__ = [
     'IrqError', 'POLICIES', 'ONLINE', 'parse_interrupts', 'irq_names', 'pci_numa_nodes', 'online_cpus',
     'compile_rule', 'compile_rules', 'not_online', 'match_rules', 'plan', 'apply', 'mark_pending',
     'RECORD', 'BOOT_ID', 'boot_id', 'debugfs_managed', 'driver_managed', 'load_record', 'update_record',
     'save_record', 'predict_managed', 'format_cpulist', 'parse_cpulist', 'CpuListError',
+    'rule_errors', 'banned_cpus_errors', 'irq_name', 'pci_irq_devices', 'managed_status', 'irq_table',
+    'parse_irqbalance_env', 'normalize_rule',
 ]
 
 POLICIES = ('cpus', 'spread', 'local')
@@ -100,28 +107,39 @@ def parse_interrupts(text):
     return result
 
 
+def irq_name(number, label=None):
+    """The action name(s) of IRQ ``number``: ``/sys/kernel/irq/N/actions``, else ``label`` (the
+    /proc/interrupts column, kernels without that file)."""
+    actions = sysfs.read_attr('/sys/kernel/irq/%d/actions' % number)
+    return actions.strip() if actions is not None else label
+
+
 def irq_names(text):
     """IRQ number -> name, for every numbered IRQ of ``text`` (the content of /proc/interrupts)."""
-    names = {}
-    for entry in parse_interrupts(text):
-        actions = sysfs.read_attr('/sys/kernel/irq/%d/actions' % entry['irq'])
-        names[entry['irq']] = actions.strip() if actions is not None else entry['label']
-    return names
+    return dict((entry['irq'], irq_name(entry['irq'], entry['label'])) for entry in parse_interrupts(text))
+
+
+def pci_irq_devices():
+    """IRQ number -> ``{'pci_address', 'driver', 'numa_node'}`` of the PCI device that lists it in
+    ``msi_irqs`` (MSI/MSI-X vectors; legacy INTx lines can be shared and are left out). ``numa_node`` is
+    None when the firmware does not tell (-1)."""
+    devices = {}
+    for dev in sysfs.listdir('/sys/bus/pci/devices'):
+        base = '/sys/bus/pci/devices/%s' % dev
+        irqs = [int(irq) for irq in sysfs.listdir(base + '/msi_irqs') if irq.isdigit()]
+        if not irqs:
+            continue
+        node = sysfs.read_int(base + '/numa_node')
+        driver = os.path.basename(sysfs.realpath(base + '/driver')) if sysfs.exists(base + '/driver') else None
+        info = {'pci_address': dev, 'driver': driver, 'numa_node': node if node is not None and node >= 0 else None}
+        for irq in irqs:
+            devices[irq] = info
+    return devices
 
 
 def pci_numa_nodes():
     """IRQ number -> NUMA node of the PCI device that lists it in msi_irqs."""
-    nodes = {}
-    for dev in sysfs.listdir('/sys/bus/pci/devices'):
-        base = '/sys/bus/pci/devices/%s' % dev
-        irqs = sysfs.listdir(base + '/msi_irqs')
-        if not irqs:
-            continue
-        node = sysfs.read_int(base + '/numa_node')
-        for irq in irqs:
-            if irq.isdigit():
-                nodes[int(irq)] = node
-    return nodes
+    return dict((irq, info['numa_node']) for irq, info in pci_irq_devices().items())
 
 
 def online_cpus():
@@ -142,45 +160,131 @@ def not_online(cpus, online):
     return sorted(set(cpus or []) - set(online))
 
 
-def compile_rule(rule, index, online=None):
-    """Validate rule ``index`` (a dict ``selector``, ``policy``, ``cpus``); raise ``IrqError``.
+def _shown(value):
+    """A value as the messages show it (JSON, as the inventory would spell it)."""
+    try:
+        return json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _cpus_problem(value, online):
+    """(cpus, None) or (None, problem) for a CPU list value (cpulist string with the kernel's stride form,
+    integer or list of integers)."""
+    try:
+        cpus = to_cpus(value)
+    except CpuListError as exc:
+        return None, 'not a valid CPU list: %s (kernel cpulist syntax, e.g. 0-3,8 or 0-15:2/4)' % exc
+    if not cpus:
+        return None, 'empty'
+    offline = not_online(cpus, online) if online is not None else []
+    if offline:
+        return None, 'CPU(s) %s not online (online: %s)' % (format_cpulist(offline), format_cpulist(online))
+    return cpus, None
+
+
+def _rule_problems(rule, index, online, prefix):
+    """(compiled rule or None, [messages]) for rule ``index``; messages name ``<prefix>[index].<key>``,
+    the value and the fix."""
+    where = '%s[%d]' % (prefix, index)
+    if not isinstance(rule, dict):
+        return None, ['%s = %s: must be a mapping {selector, policy, cpus}' % (where, _shown(rule))]
+    problems = ['%s: unknown key %s (known: selector, policy, cpus)' % (where, _shown(key))
+                for key in sorted(rule, key=str) if key not in ('selector', 'policy', 'cpus')]
+    selector = rule.get('selector')
+    pattern = None
+    if not isinstance(selector, str) or not selector.strip():
+        problems.append('%s.selector = %s: must be a non-empty regular expression' % (where, _shown(selector)))
+    else:
+        try:
+            pattern = re.compile(selector)
+        except re.error as exc:
+            problems.append('%s.selector = %s: not a valid regular expression: %s' % (where, _shown(selector), exc))
+    policy = rule.get('policy') or 'cpus'
+    if policy not in POLICIES:
+        problems.append('%s.policy = %s: must be one of %s' % (where, _shown(policy), ', '.join(POLICIES)))
+    value = rule.get('cpus')
+    cpus = None
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if policy in ('cpus', 'spread'):
+            problems.append('%s.cpus: required with policy %s' % (where, policy))
+    else:
+        cpus, problem = _cpus_problem(value, online)
+        if problem:
+            problems.append('%s.cpus = %s: %s' % (where, _shown(value), problem))
+    if problems:
+        return None, problems
+    return {'index': index, 'selector': selector, 'pattern': pattern, 'policy': policy, 'cpus': cpus, 'matched': []}, []
+
+
+def compile_rule(rule, index, online=None, prefix='rules'):
+    """Validate rule ``index`` (a dict ``selector``, ``policy``, ``cpus``); raise ``IrqError`` naming every
+    problem of the rule.
 
     Returns ``{'index', 'selector', 'pattern', 'policy', 'cpus', 'matched': []}`` with ``cpus`` the
     sorted CPU numbers, or None when the rule has none (allowed for ``local`` only). With ``online``,
     CPUs that are not online are an error too.
     """
-    selector = rule.get('selector')
-    try:
-        pattern = re.compile(selector)
-    except (re.error, TypeError) as exc:
-        raise IrqError('rules[%d].selector=%r is not a valid regular expression: %s' % (index, selector, exc))
-    policy = rule.get('policy') or 'cpus'
-    if policy not in POLICIES:
-        raise IrqError('rules[%d].policy=%r is not one of %s' % (index, policy, ', '.join(POLICIES)))
-    value = rule.get('cpus')
-    cpus = None
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if policy in ('cpus', 'spread'):
-            raise IrqError('rules[%d].cpus is required with policy=%s' % (index, policy))
-    else:
-        try:
-            cpus = to_cpus(value)
-        except CpuListError as exc:
-            raise IrqError('rules[%d].cpus=%r is not a valid CPU list: %s' % (index, value, exc))
-        if not cpus:
-            raise IrqError('rules[%d].cpus=%r is empty' % (index, value))
-        offline = not_online(cpus, online) if online is not None else []
-        if offline:
-            raise IrqError('rules[%d].cpus=%r names CPU(s) %s that are not online (online: %s)' % (
-                index, value, format_cpulist(offline), format_cpulist(online)))
-    return {'index': index, 'selector': selector, 'pattern': pattern, 'policy': policy, 'cpus': cpus, 'matched': []}
+    compiled, problems = _rule_problems(rule, index, online, prefix)
+    if problems:
+        raise IrqError('; '.join(problems))
+    return compiled
 
 
-def compile_rules(rules, online=None):
-    """``compile_rule`` for every rule, in order; an empty list is an error."""
+def rule_errors(rules, online=None, names=None, require_match=False, prefix='rules', match_option='fail_on_no_match'):
+    """Every problem of ``rules`` at once (empty list when they are valid), as messages naming
+    ``<prefix>[i].<key>``, the value and the fix. With ``online`` the CPUs must be online; with ``names``
+    (IRQ number -> name) and ``require_match`` every valid rule must match at least one IRQ (the message
+    names ``match_option``, the option that allows it)."""
+    if not isinstance(rules, list):
+        return ['%s = %s: must be a list of {selector, policy, cpus}' % (prefix, _shown(rules))]
+    errors, compiled = [], []
+    for index, rule in enumerate(rules):
+        entry, problems = _rule_problems(rule, index, online, prefix)
+        errors.extend(problems)
+        if entry is not None:
+            compiled.append(entry)
+    if names is not None and require_match:
+        match_rules(compiled, names)
+        for entry in compiled:
+            if not entry['matched']:
+                errors.append('%s[%d].selector = %s matches no IRQ on this host (see /proc/interrupts; '
+                              '%s: false allows it)' % (prefix, entry['index'], _shown(entry['selector']), match_option))
+    return errors
+
+
+def normalize_rule(rule):
+    """A rule with its defaults applied (``policy`` cpus; ``cpus`` a string, a single CPU number made one),
+    as the module and the boot-time script's rules file get it."""
+    cpus = rule.get('cpus')
+    return {'selector': rule.get('selector'), 'policy': rule.get('policy') or 'cpus',
+            'cpus': '%d' % cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else cpus}
+
+
+def banned_cpus_errors(value, online=None, name='banned CPUs'):
+    """Problems of irqbalance's banned CPU list (``IRQBALANCE_BANNED_CPULIST``): a cpulist string, "" for
+    none, only online CPUs, and at least one online CPU left for irqbalance."""
+    if value is None or value == '':
+        return []
+    if not isinstance(value, str):
+        return ['%s = %s: must be a CPU list string such as 32-63, or "" for none' % (name, _shown(value))]
+    cpus, problem = _cpus_problem(value, online)
+    if problem:
+        return ['%s = %s: %s' % (name, _shown(value), problem)]
+    if online is not None and set(online) <= set(cpus):
+        return ['%s = %s: bans every online CPU; irqbalance needs at least one' % (name, _shown(value))]
+    return []
+
+
+def compile_rules(rules, online=None, prefix='rules'):
+    """``compile_rule`` for every rule, in order, after ``rule_errors`` found no problem (all problems
+    are raised together); an empty list is an error."""
     if not rules:
-        raise IrqError('rules must hold at least one rule')
-    return [compile_rule(rule, index, online) for index, rule in enumerate(rules)]
+        raise IrqError('%s must hold at least one rule' % prefix)
+    errors = rule_errors(rules, online, prefix=prefix)
+    if errors:
+        raise IrqError('; '.join(errors))
+    return [compile_rule(rule, index, online, prefix) for index, rule in enumerate(rules)]
 
 
 def match_rules(rules, names):
@@ -428,25 +532,109 @@ def predict_managed(entries, record):
         entry['managed_unknown'] = False
         if entry['status'] != 'changed':
             continue
-        for source, answer in (('debugfs', lambda e: debugfs_managed(e['irq'])),
-                               ('record', lambda e: record.get(e['name'])),
-                               ('driver', lambda e: driver_managed(e['name']))):
-            managed = answer(entry)
-            if managed is not None:
-                break
-        else:
-            source = None
+        managed, source = managed_status(entry['irq'], entry['name'], record)
         entry['managed_source'] = source
         if managed:
             entry['status'] = 'managed'
             entry['after'] = entry['before']
-            entry['msg'] = {
-                'debugfs': 'kernel-managed IRQ (IRQD_AFFINITY_MANAGED in debugfs): a write would be refused (EIO)',
-                'record': 'kernel-managed IRQ (its write was refused with EIO earlier this boot): a write would be refused',
-                'driver': 'kernel-managed IRQ (NVMe I/O queue vector, the nvme driver allocates them managed): '
-                          'a write would be refused (EIO)',
-            }[source]
+            entry['msg'] = MANAGED_NOTES[source]
         elif managed is None:
             entry['managed_unknown'] = True
             unknown.append(entry['irq'])
     return unknown
+
+
+MANAGED_NOTES = {
+    'debugfs': 'kernel-managed IRQ (IRQD_AFFINITY_MANAGED in debugfs): a write would be refused (EIO)',
+    'record': 'kernel-managed IRQ (its write was refused with EIO earlier this boot): a write would be refused',
+    'driver': 'kernel-managed IRQ (NVMe I/O queue vector, the nvme driver allocates them managed): '
+              'a write would be refused (EIO)',
+}
+
+
+def managed_status(number, name, record):
+    """Whether IRQ ``number`` (action name ``name``) is kernel-managed, without writing: ``(managed,
+    source)`` with ``managed`` True/False/None (unknown) and ``source`` the first that knew - V(debugfs),
+    V(record) (``load_record`` of this boot), V(driver) (NVMe I/O queue name) - or None."""
+    for source, answer in (('debugfs', lambda: debugfs_managed(number)),
+                           ('record', lambda: (record or {}).get(name)),
+                           ('driver', lambda: driver_managed(name))):
+        managed = answer()
+        if managed is not None:
+            return managed, source
+    return None, None
+
+
+# ---------------------------------------------------------------- the whole table (irq_info)
+
+NVME_QUEUE = re.compile(r'^(nvme\d+)q(\d+)$')
+
+
+def irq_table(record=None):
+    """Every numbered IRQ of ``/proc/interrupts``, in number order, as a dict: ``irq``, ``name``, ``chip``,
+    ``hwirq``, ``type`` (edge/level), ``count`` (all CPUs) and ``counts`` (per CPU), ``smp_affinity_list``,
+    ``effective_affinity_list``, ``node`` (``/proc/irq/N/node``, None for -1), ``pci_address``,
+    ``driver`` and ``numa_node`` of the PCI device owning the vector, ``nvme_controller`` and
+    ``nvme_queue`` (``nvme0q1`` -> nvme0, 1; queue 0 is the admin queue), ``managed`` (True/False/None)
+    and ``managed_source`` (``managed_status`` with ``record``). Raises ``IrqError`` when
+    /proc/interrupts cannot be read."""
+    text = sysfs.read_attr('/proc/interrupts')
+    if text is None:
+        raise IrqError('cannot read /proc/interrupts')
+    devices = pci_irq_devices()
+    table = []
+    for entry in parse_interrupts(text):
+        number = entry['irq']
+        name = irq_name(number, entry['label'])
+        base = '/sys/kernel/irq/%d/' % number
+        device = devices.get(number, {})
+        queue = NVME_QUEUE.match(name or '')
+        node = sysfs.read_int('/proc/irq/%d/node' % number)
+        managed, source = managed_status(number, name, record)
+        chip = sysfs.read_attr(base + 'chip_name')
+        table.append({
+            'irq': number, 'name': name, 'chip': chip.strip() if chip else entry['chip'],
+            'hwirq': (sysfs.read_attr(base + 'hwirq') or '').strip() or None,
+            'type': (sysfs.read_attr(base + 'type') or '').strip() or None,
+            'count': sum(entry['counts']), 'counts': entry['counts'],
+            'smp_affinity_list': (sysfs.read_attr(AFFINITY % number) or '').strip() or None,
+            'effective_affinity_list': (sysfs.read_attr(EFFECTIVE % number) or '').strip() or None,
+            'node': node if node is not None and node >= 0 else None,
+            'pci_address': device.get('pci_address'), 'driver': device.get('driver'),
+            'numa_node': device.get('numa_node'),
+            'nvme_controller': queue.group(1) if queue else None,
+            'nvme_queue': int(queue.group(2)) if queue else None,
+            'managed': managed, 'managed_source': source,
+        })
+    return table
+
+
+def parse_irqbalance_env(text):
+    """irqbalance's environment file (``/etc/default/irqbalance``, ``EnvironmentFile=`` of its unit):
+    the ``IRQBALANCE_*`` assignments (quotes removed), ``args`` (IRQBALANCE_ARGS split), ``policyscript``
+    (from ``--policyscript=``/``-l``), and ``banned_cpus`` - the CPUs of IRQBALANCE_BANNED_CPULIST, or of the
+    older mask IRQBALANCE_BANNED_CPUS, as a cpulist (None when neither is set or parseable)."""
+    values = {}
+    for line in (text or '').splitlines():
+        match = re.match(r'^\s*(?:export\s+)?(IRQBALANCE_\w+)=(.*)$', line)
+        if match:
+            value = match.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in '"\'':
+                value = value[1:-1]
+            values[match.group(1)] = value
+    args = values.get('IRQBALANCE_ARGS', '').split()
+    policyscript = None
+    for pos, arg in enumerate(args):
+        if arg.startswith('--policyscript='):
+            policyscript = arg.split('=', 1)[1]
+        elif arg in ('--policyscript', '-l') and pos + 1 < len(args):
+            policyscript = args[pos + 1]
+    banned = None
+    try:
+        if values.get('IRQBALANCE_BANNED_CPULIST'):
+            banned = format_cpulist(parse_cpulist(values['IRQBALANCE_BANNED_CPULIST']))
+        elif values.get('IRQBALANCE_BANNED_CPUS'):
+            banned = format_cpulist(mask_to_cpus(values['IRQBALANCE_BANNED_CPUS']))
+    except CpuListError:
+        banned = None
+    return {'variables': values, 'args': args, 'policyscript': policyscript, 'banned_cpus': banned}

@@ -226,24 +226,14 @@ def page_kb():
 
 
 def parse_value(value, option):
-    """Validate a read-ahead value: non-negative integer (int or digit string)."""
+    """Validate a read-ahead value: non-negative integer (int or digit string); the page size is checked
+    by ``to_kb`` once the unit is known. The rule is ``blockdev.check_read_ahead_kb``, as for nvme_sched."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ReadaheadError('%s=%r is not an integer' % (option, value))
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, float):
-        if not value.is_integer():
-            raise ReadaheadError('%s=%r is not an integer' % (option, value))
-        number = int(value)
-    elif isinstance(value, str) and re.match(r'^\s*-?\d+\s*$', value):
-        number = int(value)
-    else:
-        raise ReadaheadError('%s=%r is not an integer' % (option, value))
-    if number < 0:
-        raise ReadaheadError('%s=%r is negative' % (option, value))
-    return number
+    try:
+        return blockdev.check_read_ahead_kb(value, option, page_kb=None)
+    except blockdev.BlockDevError as exc:
+        raise ReadaheadError(to_native(exc))
 
 
 def to_kb(kb, sectors, option_prefix):

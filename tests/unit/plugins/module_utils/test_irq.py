@@ -83,14 +83,15 @@ def test_online_cpus(guest, tmp_path, monkeypatch):
 # ---------------------------------------------------------------- rules
 
 @pytest.mark.parametrize('rule, needle', [
-    ({'selector': 'nvme(', 'cpus': '0'}, "rules[0].selector='nvme(' is not a valid regular expression"),
-    ({'selector': None, 'cpus': '0'}, 'rules[0].selector=None is not a valid regular expression'),
-    ({'selector': 'nvme', 'policy': 'round', 'cpus': '0'}, "rules[0].policy='round' is not one of cpus, spread, local"),
-    ({'selector': 'nvme', 'policy': 'spread'}, 'rules[0].cpus is required with policy=spread'),
-    ({'selector': 'nvme', 'cpus': ' '}, 'rules[0].cpus is required with policy=cpus'),
-    ({'selector': 'nvme', 'cpus': '3-1'}, "rules[0].cpus='3-1' is not a valid CPU list"),
-    ({'selector': 'nvme', 'cpus': []}, 'rules[0].cpus=[] is empty'),
-    ({'selector': 'nvme', 'cpus': '0-3'}, "rules[0].cpus='0-3' names CPU(s) 2-3 that are not online (online: 0-1)"),
+    ({'selector': 'nvme(', 'cpus': '0'}, 'rules[0].selector = "nvme(": not a valid regular expression'),
+    ({'selector': None, 'cpus': '0'}, 'rules[0].selector = null: must be a non-empty regular expression'),
+    ({'selector': 'nvme', 'policy': 'round', 'cpus': '0'}, 'rules[0].policy = "round": must be one of cpus, spread, local'),
+    ({'selector': 'nvme', 'policy': 'spread'}, 'rules[0].cpus: required with policy spread'),
+    ({'selector': 'nvme', 'cpus': ' '}, 'rules[0].cpus: required with policy cpus'),
+    ({'selector': 'nvme', 'cpus': '3-1'}, 'rules[0].cpus = "3-1": not a valid CPU list'),
+    ({'selector': 'nvme', 'cpus': []}, 'rules[0].cpus = []: empty'),
+    ({'selector': 'nvme', 'cpus': '0-3'}, 'rules[0].cpus = "0-3": CPU(s) 2-3 not online (online: 0-1)'),
+    ({'selector': 'nvme', 'cpus': '0', 'cpu': 1}, 'rules[0]: unknown key "cpu" (known: selector, policy, cpus)'),
 ])
 def test_compile_rule_errors(rule, needle):
     with pytest.raises(irq.IrqError) as err:

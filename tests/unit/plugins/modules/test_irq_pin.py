@@ -210,15 +210,21 @@ def test_write_failure_fails_module(guest):
 
 
 @pytest.mark.parametrize('rules, needle', [
-    ([{'selector': 'nvme', 'cpus': '0-'}], "rules[0].cpus='0-' is not a valid CPU list"),
-    ([{'selector': 'nvme', 'cpus': 'all'}], "rules[0].cpus='all' is not a valid CPU list"),
-    ([{'selector': 'nvme', 'cpus': '0-3'}], "rules[0].cpus='0-3' names CPU(s) 2-3 that are not online (online: 0-1)"),
+    ([{'selector': 'nvme', 'cpus': '0-'}], 'rules[0].cpus = "0-": not a valid CPU list'),
+    ([{'selector': 'nvme', 'cpus': 'all'}], 'rules[0].cpus = "all": not a valid CPU list'),
+    ([{'selector': 'nvme', 'cpus': '0-3'}], 'rules[0].cpus = "0-3": CPU(s) 2-3 not online (online: 0-1)'),
     ([{'selector': 'timer', 'cpus': '0'}, {'selector': 'nvme', 'policy': 'spread', 'cpus': [1, 5]}],
-     'rules[1].cpus=[1, 5] names CPU(s) 5 that are not online'),
-    ([{'selector': 'nvme', 'policy': 'spread'}], 'rules[0].cpus is required with policy=spread'),
-    ([{'selector': 'nvme'}], 'rules[0].cpus is required with policy=cpus'),
-    ([{'selector': 'nvme(', 'cpus': '0'}], "rules[0].selector='nvme(' is not a valid regular expression"),
-    ([{'selector': 'nvme', 'policy': 'local', 'cpus': ''}, {'selector': 'x', 'cpus': []}], "rules[1].cpus=[] is empty"),
+     'rules[1].cpus = [1, 5]: CPU(s) 5 not online'),
+    ([{'selector': 'nvme', 'policy': 'spread'}], 'rules[0].cpus: required with policy spread'),
+    ([{'selector': 'nvme'}], 'rules[0].cpus: required with policy cpus'),
+    ([{'selector': 'nvme(', 'cpus': '0'}], 'rules[0].selector = "nvme(": not a valid regular expression'),
+    ([{'selector': 'nvme', 'policy': 'local', 'cpus': ''}, {'selector': 'x', 'cpus': []}], 'rules[1].cpus = []: empty'),
+    # Every problem at once, not only the first.
+    ([{'selector': 'nvme(', 'cpus': '9'}, {'selector': 'x', 'cpus': 'a'}],
+     'rules[0].selector = "nvme(": not a valid regular expression: missing ), unterminated subpattern at position 4; '
+     'rules[0].cpus = "9": CPU(s) 9 not online (online: 0-1); rules[1].cpus = "a": not a valid CPU list'),
+    # The kernel's stride form, as the cpulist filters take it: 0-1:1/2 is CPU 0 alone; CPU 4 is offline.
+    ([{'selector': 'nvme', 'cpus': '0-5:1/4'}], 'rules[0].cpus = "0-5:1/4": CPU(s) 4 not online'),
     ([], 'rules must hold at least one rule'),
 ])
 def test_invalid_rules_fail_before_any_write(guest, rules, needle):

@@ -1,0 +1,99 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""IRQ pinning filters: the rules of module_utils/irq.py (the code of the irq_pin module and of the
+irq_affinity role's boot-time script) on the controller, for the role's checks and the preflight.
+
+The documentation of each filter lives next to this file in ``<filter name>.yml``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.node.plugins.module_utils import irq
+from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
+
+# irqbalance options the role passes through IRQBALANCE_ARGS: plain --name or --name=value, nothing a
+# shell would expand in the unit's environment file.
+_ARG_RE = re.compile(r'^--?[a-z][a-z-]*(=[^\s"\'$`\\]*)?$')
+
+
+def _host(irq_info):
+    """(online CPUs, IRQ names) of an ``irq_info`` result, or (None, None) without one."""
+    if not irq_info:
+        return None, None
+    if not isinstance(irq_info, dict) or 'irqs' not in irq_info or 'online_cpus' not in irq_info:
+        raise AnsibleFilterError('irq_info must be the registered result of inferops.node.irq_info')
+    try:
+        online = parse_cpulist(irq_info['online_cpus'])
+    except CpuListError as exc:
+        raise AnsibleFilterError('irq_info.online_cpus: %s' % exc)
+    return online, dict((entry['irq'], entry['name']) for entry in irq_info['irqs'])
+
+
+def irq_rules_errors(rules, irq_info=None, require_match=False, name='rules', match_option='fail_on_no_match'):
+    """Problems of IRQ pinning rules; with an irq_info result also online CPUs and (require_match) matches."""
+    online, names = _host(irq_info)
+    return irq.rule_errors(rules, online, names, bool(require_match), prefix=name, match_option=match_option)
+
+
+def irq_rules_normalize(rules):
+    """The rules with defaults applied, as irq_pin and the boot-time rules file take them."""
+    if not isinstance(rules, list):
+        raise AnsibleFilterError('irq_rules_normalize: rules must be a list, got %r' % (rules,))
+    return [irq.normalize_rule(rule) for rule in rules if isinstance(rule, dict)]
+
+
+def irqbalance_errors(banned_cpus, args=None, irq_info=None, prefix='irqbalance'):
+    """Problems of irqbalance's banned CPUs (online, one left) and extra arguments."""
+    online, dummy = _host(irq_info)
+    errors = irq.banned_cpus_errors(banned_cpus, online, name='%s_banned_cpus' % prefix)
+    shown = irq._shown(args)  # pylint: disable=protected-access
+    if args is not None:
+        if not isinstance(args, list) or not all(isinstance(a, str) and _ARG_RE.match(a) for a in args):
+            errors.append('%s_irqbalance_args = %s: must be a list of options like --powerthresh=off' % (prefix, shown))
+        elif any(re.match(r'^--?(policyscript|l)\b', a) for a in args):
+            errors.append('%s_irqbalance_args = %s: --policyscript is set by the role' % (prefix, shown))
+    return errors
+
+
+def irq_pins_verify(pinned, irq_info):
+    """{wrong, pending}: pinned IRQs (irq_pin's irqs) whose smp_affinity_list, read again by irq_info,
+    is not their rule's target; those whose effective affinity has not followed yet."""
+    dummy, dummy2 = _host(irq_info)
+    now = dict((entry['irq'], entry) for entry in irq_info['irqs'])
+    wrong, pending = [], []
+    for entry in pinned or []:
+        current = now.get(entry['irq'], {})
+        actual = current.get('smp_affinity_list')
+        try:
+            same = actual is not None and parse_cpulist(actual) == parse_cpulist(entry['target'])
+        except CpuListError:
+            same = False
+        if not same:
+            wrong.append('IRQ %s (%s): smp_affinity_list is %s, rule %s wants %s' % (
+                entry['irq'], entry['name'], actual or 'unreadable', entry['rule'], entry['target']))
+            continue
+        effective = current.get('effective_affinity_list')
+        try:
+            lagging = effective and not set(parse_cpulist(effective)) <= set(parse_cpulist(entry['target']))
+        except CpuListError:
+            lagging = False
+        if lagging:
+            pending.append('%s (%s) still on CPU %s' % (entry['irq'], entry['name'], effective))
+    return {'wrong': wrong, 'pending': pending}
+
+
+class FilterModule(object):
+    """IRQ pinning filters."""
+
+    def filters(self):
+        return {
+            'irq_rules_errors': irq_rules_errors,
+            'irq_rules_normalize': irq_rules_normalize,
+            'irqbalance_errors': irqbalance_errors,
+            'irq_pins_verify': irq_pins_verify,
+        }

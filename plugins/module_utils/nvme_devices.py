@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVMe controllers and namespaces as the host shows them in sysfs - local PCIe and fabrics alike.
+
+* ``controllers()`` - ``nvme_fabrics.controllers()`` (transport, address, subsystem, state, queues) with
+  the identity (model, serial, firmware), NUMA node, and for PCIe the PCI address, driver and link;
+* ``namespaces(ctrls)`` - every NVMe namespace block device (``nvme<c>n<n>``; the hidden per-path
+  devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity,
+  ``/dev/disk/by-id`` links and request queue (``blockdev.queue_settings``);
+* ``pci_link(address)`` - PCIe link speed and width, current and maximum (None where the files are
+  missing or say nothing, as on an emulated device).
+
+Sysfs only, no command: every field is there without nvme-cli (``nvme list -v -o json`` shows the same
+identity, which the unit tests compare). Paths go through ``module_utils.sysfs``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ansible_collections.inferops.node.plugins.module_utils import blockdev, nvme_fabrics, sysfs
+
+__all__ = ['controllers', 'namespaces', 'pci_link', 'parse_link_speed']
+
+_NS_RE = re.compile(r'^nvme\d+n\d+$')
+_SPEED_RE = re.compile(r'^(\d+(?:\.\d+)?)\s*GT/s')
+
+
+def _text(path):
+    value = sysfs.read_attr(path)
+    value = value.strip() if value is not None else None
+    return value or None
+
+
+def _node(path):
+    node = sysfs.read_int(path)
+    return node if node is not None and node >= 0 else None
+
+
+def parse_link_speed(text):
+    """``16.0 GT/s PCIe`` -> 16.0; None for ``Unknown``, an empty or a missing value."""
+    found = _SPEED_RE.match((text or '').strip())
+    return float(found.group(1)) if found else None
+
+
+def pci_link(address):
+    """The PCIe link of PCI device ``address``: ``current_speed`` / ``max_speed`` (the kernel's text, e.g.
+    ``16.0 GT/s PCIe``), ``current_gts`` / ``max_gts`` (GT/s as a number), ``current_width`` /
+    ``max_width`` (lanes), ``downgraded`` (trained below what both ends can do). A value the kernel does
+    not know (``Unknown``, width 0 or 255 on an emulated device, file missing) is None."""
+    base = '/sys/bus/pci/devices/%s/' % address
+    link = {}
+    for which in ('current', 'max'):
+        speed = _text(base + '%s_link_speed' % which)
+        link['%s_gts' % which] = parse_link_speed(speed)
+        link['%s_speed' % which] = speed if link['%s_gts' % which] is not None else None
+        width = sysfs.read_int(base + '%s_link_width' % which)
+        link['%s_width' % which] = width if width is not None and 1 <= width <= 32 else None
+    known = None not in (link['current_gts'], link['max_gts'], link['current_width'], link['max_width'])
+    link['downgraded'] = (link['current_gts'] < link['max_gts'] or link['current_width'] < link['max_width']) if known else None
+    return link
+
+
+def controllers():
+    """Every NVMe controller (``/sys/class/nvme``), sorted by name: the keys of
+    ``nvme_fabrics.controllers()`` plus ``model``, ``serial``, ``firmware``, ``numa_node`` and, for
+    transport pcie, ``pci_address``, ``driver`` and ``pci_link`` (``pci_link``); None elsewhere."""
+    result = []
+    for ctrl in nvme_fabrics.controllers():
+        base = '/sys/class/nvme/%s/' % ctrl['name']
+        pcie = ctrl['transport'] == 'pcie'
+        address = ctrl['address'] if pcie else None
+        driver = None
+        if pcie and sysfs.exists(base + 'device/driver'):
+            driver = os.path.basename(sysfs.realpath(base + 'device/driver'))
+        entry = dict(ctrl)
+        entry.update(
+            model=_text(base + 'model'), serial=_text(base + 'serial'), firmware=_text(base + 'firmware_rev'),
+            numa_node=_node(base + 'numa_node'), pci_address=address, driver=driver,
+            pci_link=pci_link(address) if address else None,
+            namespaces=[],
+        )
+        result.append(entry)
+    return result
+
+
+def _kname_key(name):
+    return [int(part) for part in re.findall(r'\d+', name)]
+
+
+def namespaces(ctrls=None):
+    """Every NVMe namespace block device, sorted by controller and namespace number.
+
+    Keys: ``name``, ``device``, ``nsid``, ``size_bytes``, ``wwid``, ``controllers`` (names; several for
+    a multipath head), ``model``, ``serial``, ``firmware``, ``transport``, ``pci_address`` (first
+    controller), ``numa_node``, ``by_id`` (the ``<model>_<serial>`` link), ``by_id_all``, ``holders``
+    (md/dm devices on it) and ``queue`` (``blockdev.queue_settings``). ``ctrls`` (``controllers()``)
+    get the names of their namespaces in ``namespaces``.
+    """
+    if ctrls is None:
+        ctrls = controllers()
+    by_name = dict((c['name'], c) for c in ctrls)
+    result = []
+    for kname in sorted((n for n in sysfs.listdir('/sys/class/block') if _NS_RE.match(n)), key=_kname_key):
+        base = '/sys/class/block/%s' % kname
+        parent = os.path.basename(sysfs.realpath(base + '/device'))
+        if parent in by_name:
+            names = [parent]
+        else:
+            # Native multipath head: its device is the subsystem, whose controllers are the paths.
+            names = [c['name'] for c in ctrls if c['subsystem'] and c['subsystem'] == parent]
+        for name in names:
+            by_name[name]['namespaces'].append(kname)
+        first = by_name[names[0]] if names else {}
+        sectors = sysfs.read_int(base + '/size')
+        ids = blockdev.by_id_paths(kname)
+        result.append({
+            'name': kname, 'device': '/dev/%s' % kname, 'nsid': sysfs.read_int(base + '/nsid'),
+            'size_bytes': sectors * 512 if sectors is not None else None, 'wwid': _text(base + '/wwid'),
+            'controllers': names,
+            'model': _text(base + '/device/model'), 'serial': _text(base + '/device/serial'),
+            'firmware': _text(base + '/device/firmware_rev'),
+            'transport': first.get('transport'), 'pci_address': first.get('pci_address'),
+            'numa_node': first.get('numa_node'),
+            'by_id': ids[0] if ids else None, 'by_id_all': ids,
+            'holders': blockdev.holders(kname),
+            'queue': blockdev.queue_settings(kname),
+        })
+    return result
