@@ -1,0 +1,362 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parallel ranged downloads into the staging area, verification, and the atomic swap into place.
+
+* ``Downloader(client, staging, connections, part_size)`` - ``run(files)`` fetches each file (unique by
+  sha256) as byte ranges of ``part_size`` with ``connections`` threads, each on its own keep-alive
+  connection, written with ``pwrite`` into ``parts/<sha>.part``; a part is journalled only after
+  ``fdatasync``, so an interrupted run resumes at the parts not journalled. All parts of a file are
+  read with If-Match on the ETag seen first (a replaced object is noticed, not mixed). A complete file
+  is hashed; only a matching sha256 moves it to ``objects/<sha>``; a mismatch deletes it.
+* ``place_model(plan, staging, marker)`` - builds ``build/<model>`` from hard links (placed files and
+  verified objects) plus the marker, then exchanges it with the live directory in one
+  ``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+; two renames where the filesystem refuses it).
+* ``remove_tree(path, staging)`` - renames a tree into ``trash/`` first (it disappears at once), then
+  deletes it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import json
+import os
+import queue
+import shutil
+import threading
+import time
+
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME, file_sha256
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Error
+
+__all__ = ['Downloader', 'SyncError', 'exchange', 'place_model', 'remove_tree']
+
+# Errors after which no other request can succeed: stop at once instead of retrying every part.
+FATAL_CODES = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'NoSuchBucket', 'ExpiredToken',
+               'AuthorizationHeaderMalformed')
+RENAME_EXCHANGE = 2
+AT_FDCWD = -100
+
+
+class SyncError(Exception):
+    def __init__(self, msg):
+        super().__init__(msg)
+        self.msg = msg
+
+
+class _File(object):
+    def __init__(self, sha, size, bucket, key, part_size):
+        self.sha = sha
+        self.size = size
+        self.bucket = bucket
+        self.key = key
+        self.part_size = part_size
+        self.count = max((size + part_size - 1) // part_size, 1)
+        self.done = set()
+        self.etag = None
+        self.fd = None
+        self.journal = None
+        self.error = None
+        self.bytes = 0
+        self.started = None
+        self.verify_queued = False
+        self.finished = None
+        self.lock = threading.Lock()
+
+
+class Downloader(object):
+    """Fetch files into the staging area; thread pool of ``connections`` workers."""
+
+    def __init__(self, client, staging, connections=8, part_size=64 * 1024 * 1024, retries=3, backoff=0.5):
+        self.client = client
+        self.staging = staging
+        self.connections = connections
+        self.part_size = part_size
+        self.retries = retries
+        self.backoff = backoff
+        self.lock = threading.Lock()
+        self.bytes_downloaded = 0
+        self.requests = 0
+        self.retried = 0
+        self.fatal = None
+
+    # -- journal -------------------------------------------------------------------------------
+    def _open(self, item):
+        staging = self.staging
+        header, done = staging.read_journal(item.sha)
+        if not header or header.get('size') != item.size or header.get('part_size') != item.part_size:
+            header, done = None, set()
+            for path in (staging.part_path(item.sha), staging.journal_path(item.sha)):
+                if os.path.exists(path):
+                    os.unlink(path)
+        item.fd = os.open(staging.part_path(item.sha), os.O_RDWR | os.O_CREAT, 0o644)
+        if header is None:
+            # Reserve the blocks now: a full disk fails here, not in the middle of a write.
+            if item.size:
+                try:
+                    os.posix_fallocate(item.fd, 0, item.size)
+                except OSError as exc:
+                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                        raise
+                    os.ftruncate(item.fd, item.size)
+            self._new_journal(item)
+        else:
+            item.etag = header.get('etag')
+            item.done = set(i for i in done if 0 <= i < item.count)
+            with open(staging.journal_path(item.sha), 'r') as handle:
+                for line in handle.read().split('\n')[1:-1]:
+                    if line.startswith('etag '):
+                        item.etag = line[5:]
+        item.journal = open(staging.journal_path(item.sha), 'a')
+
+    def _journal(self, item, line):
+        with item.lock:
+            item.journal.write(line + '\n')
+            item.journal.flush()
+            os.fsync(item.journal.fileno())
+
+    def _reset(self, item):
+        """The object changed since earlier parts were fetched: start this file again."""
+        with item.lock:
+            item.done = set()
+            item.etag = None
+            item.journal.close()
+        self._new_journal(item)
+        item.journal = open(self.staging.journal_path(item.sha), 'a')
+
+    def _new_journal(self, item):
+        with open(self.staging.journal_path(item.sha), 'w') as handle:
+            handle.write(json.dumps({'size': item.size, 'part_size': item.part_size, 'key': item.key}) + '\n')
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    # -- work ----------------------------------------------------------------------------------
+    def _fetch_part(self, item, index):
+        start = index * item.part_size
+        end = min(start + item.part_size, item.size) - 1
+        if end < start:  # empty file
+            return
+        attempt = 0
+        while True:
+            if self.fatal or item.error:
+                return
+            written = [0]
+
+            def sink(offset, data):
+                os.pwrite(item.fd, data, offset)
+                written[0] += len(data)
+                with self.lock:
+                    self.bytes_downloaded += len(data)
+
+            try:
+                with self.lock:
+                    self.requests += 1
+                etag = self.client.get_range(item.bucket, item.key, start, end, sink, if_match=item.etag)
+            except S3Error as exc:
+                if exc.code in FATAL_CODES:
+                    self.fatal = exc.msg
+                    return
+                if exc.status == 412 and item.etag:
+                    raise _Changed()
+                if exc.retryable and attempt < self.retries:
+                    attempt += 1
+                    with self.lock:
+                        self.retried += 1
+                    time.sleep(self.backoff * (2 ** (attempt - 1)))
+                    continue
+                item.error = exc.msg
+                return
+            with item.lock:
+                if item.etag is None and etag:
+                    item.etag = etag
+                    first = True
+                else:
+                    first = False
+                changed = etag and item.etag and etag != item.etag
+            if changed:
+                raise _Changed()
+            if first:
+                self._journal(item, 'etag ' + etag)
+            os.fdatasync(item.fd)
+            self._journal(item, str(index))
+            with item.lock:
+                item.done.add(index)
+                item.bytes += written[0]
+            return
+
+    def _verify(self, item):
+        os.fsync(item.fd)
+        os.close(item.fd)
+        item.fd = None
+        item.journal.close()
+        part = self.staging.part_path(item.sha)
+        got = file_sha256(part)
+        if got != item.sha:
+            os.unlink(part)
+            os.unlink(self.staging.journal_path(item.sha))
+            item.error = ('sha256 mismatch for s3://%s/%s: the manifest says %s, the %d bytes downloaded hash to %s '
+                          '(ETag %s); the file was discarded and nothing was put in place'
+                          % (item.bucket, item.key, item.sha, item.size, got, item.etag))
+            return
+        os.rename(part, self.staging.object_path(item.sha))
+        os.unlink(self.staging.journal_path(item.sha))
+
+    def run(self, files):
+        """Download ``files`` ([{sha256, size, bucket, key}], unique sha256); returns {sha: result}."""
+        items = [_File(f['sha256'], f['size'], f['bucket'], f['key'], self.part_size) for f in files]
+        for item in items:
+            self._open(item)
+        tasks = queue.Queue()
+        for item in items:
+            missing = [i for i in range(item.count) if i not in item.done]
+            if not missing:
+                item.verify_queued = True
+                tasks.put(('verify', item, None))
+            for index in missing:
+                tasks.put(('part', item, index))
+
+        def worker():
+            while True:
+                try:
+                    kind, item, index = tasks.get_nowait()
+                except queue.Empty:
+                    self.client.close()  # this thread's keep-alive connections
+                    return
+                if kind == 'verify':
+                    if not item.error and not self.fatal:
+                        self._verify(item)
+                    item.finished = time.monotonic()
+                    continue
+                if item.started is None:
+                    item.started = time.monotonic()
+                try:
+                    self._fetch_part(item, index)
+                except _Changed:
+                    # Re-fetch every part of this file from the object as it is now.
+                    self._reset(item)
+                    for again in range(item.count):
+                        tasks.put(('part', item, again))
+                    continue
+                except (IOError, OSError) as exc:
+                    item.error = 'writing %s: %s' % (self.staging.part_path(item.sha), exc)
+                with item.lock:
+                    complete = len(item.done) == item.count and not item.error and not item.verify_queued
+                    if complete:
+                        item.verify_queued = True
+                if complete:
+                    tasks.put(('verify', item, None))
+
+        start = time.monotonic()
+        threads = [threading.Thread(target=worker) for _n in range(max(1, min(self.connections, len(items) * 1000)))]
+        for thread in threads:
+            thread.start()
+        # A worker that finds the queue empty while others still add a verify task would exit early:
+        # join, then drain whatever is left on this thread.
+        for thread in threads:
+            thread.join()
+        while not tasks.empty():
+            worker()
+        seconds = time.monotonic() - start
+        results = {}
+        for item in items:
+            if item.fd is not None:
+                os.close(item.fd)
+            if item.journal is not None and not item.journal.closed:
+                item.journal.close()
+            error = item.error or (self.fatal and 'not completed: %s' % self.fatal)
+            if not error and not os.path.isfile(self.staging.object_path(item.sha)):
+                error = 'not completed (%d of %d parts)' % (len(item.done), item.count)
+            results[item.sha] = {'error': error, 'bytes': item.bytes}
+        return results, seconds
+
+
+class _Changed(Exception):
+    pass
+
+
+# -- placing ---------------------------------------------------------------------------------------
+_libc = None
+
+
+def exchange(a, b):
+    """Swap two paths atomically (renameat2 RENAME_EXCHANGE); False when the system cannot."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6', use_errno=True)
+    try:
+        renameat2 = _libc.renameat2
+    except AttributeError:
+        return False
+    rc = renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), a)
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_tree(path, staging):
+    """Take a tree out of sight at once (rename into trash/), then delete it."""
+    if not os.path.lexists(path):
+        return
+    os.makedirs(staging.trash, exist_ok=True)
+    target = os.path.join(staging.trash, '%s.%d.%d' % (os.path.basename(path), os.getpid(), time.time_ns()))
+    os.rename(path, target)
+    shutil.rmtree(target)
+
+
+def place_model(plan, staging, marker, keep_replaced=None):
+    """Build the model's next tree and swap it in; returns how ('exchange', 'rename' or 'create').
+
+    ``keep_replaced``: a directory to move an unmanaged tree into instead of deleting it.
+    """
+    live = plan['live_dir']
+    build = os.path.join(staging.build, plan['name'])
+    if os.path.lexists(build):
+        shutil.rmtree(build)
+    os.makedirs(build, mode=0o755)
+    for row in plan['files']:
+        target = os.path.join(build, row['path'])
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        source = os.path.join(live, row['path']) if row['source'] == 'live' else staging.object_path(row['sha256'])
+        os.link(source, target)
+        os.chmod(target, 0o644)
+    with open(os.path.join(build, MARKER_NAME), 'w') as handle:
+        handle.write(json.dumps(marker, indent=1, sort_keys=True) + '\n')
+        handle.flush()
+        os.fsync(handle.fileno())
+    for root, dirs, _names in os.walk(build):
+        for name in dirs:
+            _fsync_dir(os.path.join(root, name))
+    _fsync_dir(build)
+    parent = os.path.dirname(live)
+    if not os.path.lexists(live):
+        os.rename(build, live)
+        how = 'create'
+    elif exchange(build, live):
+        how = 'exchange'
+    else:
+        aside = build + '.old'
+        os.rename(live, aside)
+        os.rename(build, live)
+        os.rename(aside, build)
+        how = 'rename'
+    _fsync_dir(parent)
+    if os.path.lexists(build):  # the previous tree, now out of sight
+        if keep_replaced:
+            os.makedirs(keep_replaced, exist_ok=True)
+            os.rename(build, os.path.join(keep_replaced, '%s.%d' % (plan['name'], time.time_ns())))
+        else:
+            remove_tree(build, staging)
+    return how

@@ -1,0 +1,296 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""model_sync against a real S3 API: a moto server on loopback behind a proxy that counts what it serves."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
+
+from module_harness import run_module  # noqa: E402  pylint: disable=wrong-import-position
+from s3_lab import CountingProxy, MotoServer, make_manifest, upload_model  # noqa: E402  pylint: disable=wrong-import-position
+
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
+from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope='module')
+def store():
+    server = MotoServer()
+    proxy = CountingProxy(server.port)
+    yield server, proxy
+    proxy.stop()
+    server.stop()
+
+
+@pytest.fixture
+def lab(store, tmp_path, request):
+    server, proxy = store
+    bucket = 't-' + request.node.name.replace('_', '-').lower()[:40]
+    client = server.client()
+    client.create_bucket(bucket)
+    dest = tmp_path / 'models'
+    dest.mkdir()
+    proxy.reset()
+
+    def sync(models, check=False, diff=False, **extra):
+        args = dict(endpoint=proxy.endpoint, region=server.region, bucket=bucket, access_key=server.access_key,
+                    secret_key=server.secret_key, destination=str(dest), models=models, part_size='1M',
+                    connections=4)
+        args.update(extra)
+        args = dict((k, v) for k, v in args.items() if v is not None)  # None: leave it to the environment
+        return run_module(model_sync.main, args, check_mode=check, diff=diff)
+
+    return {'client': client, 'bucket': bucket, 'dest': dest, 'proxy': proxy, 'sync': sync, 'tmp': tmp_path}
+
+
+def blob(size, seed):
+    return (bytes([seed % 251]) + os.urandom(31)) * (size // 32) + b'x' * (size % 32)
+
+
+def model_files(seed, big=6 * MIB + 17):
+    return {'config.pbtxt': ('name: "m%d"\n' % seed).encode(), '1/model.onnx': blob(big, seed)}
+
+
+def tree(path):
+    out = {}
+    for root, _dirs, names in os.walk(str(path)):
+        for name in names:
+            full = os.path.join(root, name)
+            with open(full, 'rb') as handle:
+                out[os.path.relpath(full, str(path))] = handle.read()
+    return out
+
+
+def test_sync_multipart_objects_then_unchanged_is_skipped_without_reading(lab):
+    files = model_files(1)
+    upload_model(lab['client'], lab['bucket'], 'resnet/3', files, part_size=5 * MIB)  # 2 multipart parts
+    assert lab['client'].head_object(lab['bucket'], 'resnet/3/1/model.onnx')['etag'].endswith('-2"')
+
+    failed, result = lab['sync']([{'name': 'resnet', 'version': '3'}], diff=True)
+    assert not failed, result
+    assert result['changed'] is True
+    model = result['models'][0]
+    assert model['action'] == 'synced' and model['swap'] == 'create'
+    assert model['bytes_downloaded'] == sum(len(d) for d in files.values())
+    assert result['total']['requests'] == 1 + 7  # config + 7 ranged parts of 1 MiB
+    assert result['total']['mb_per_s'] > 0
+    placed = tree(lab['dest'] / 'resnet')
+    marker = json.loads(placed.pop('.inferops-model-sync.json'))
+    assert placed == files
+    assert marker['manifest_sha256'] == model['manifest_sha256'] and marker['version'] == '3'
+    assert not (lab['dest'] / '.inferops-model-sync' / 'objects').exists()
+    assert 'resnet: absent' in result['diff']['before'] and 'version 3' in result['diff']['after']
+
+    lab['proxy'].reset()
+    failed, result = lab['sync']([{'name': 'resnet', 'version': '3'}])
+    assert not failed and result['changed'] is False
+    assert result['models'][0]['action'] == 'current'
+    assert lab['proxy'].gets == 1  # the manifest only
+    assert result['total']['bytes_downloaded'] == 0
+
+
+def test_check_mode_reports_and_downloads_nothing(lab):
+    files = model_files(2)
+    upload_model(lab['client'], lab['bucket'], 'bert/1', files)
+    failed, result = lab['sync']([{'name': 'bert', 'version': '1'}], check=True, diff=True)
+    assert not failed and result['changed'] is True
+    model = result['models'][0]
+    assert model['action'] == 'would_sync'
+    assert model['bytes_to_download'] == sum(len(d) for d in files.values())
+    assert os.listdir(str(lab['dest'])) == []
+    assert lab['proxy'].gets == 1
+    assert 'bert: absent' in result['diff']['before']
+
+
+def test_corrupted_object_is_refused_and_nothing_is_put_in_place(lab):
+    good = model_files(3)
+    upload_model(lab['client'], lab['bucket'], 'gpt/1', good)
+    assert not lab['sync']([{'name': 'gpt', 'version': '1'}])[0]
+    # Version 2: the manifest describes one content, the store holds another (bit rot, a bad upload).
+    new = model_files(4)
+    manifest = make_manifest(new)
+    corrupt = dict(new)
+    corrupt['1/model.onnx'] = new['1/model.onnx'][:-1] + b'!'
+    upload_model(lab['client'], lab['bucket'], 'gpt/2', corrupt, manifest=manifest)
+    failed, result = lab['sync']([{'name': 'gpt', 'version': '2'}])
+    assert failed
+    assert 'sha256 mismatch' in result['msg'] and 'gpt/2/1/model.onnx' in result['msg']
+    assert result['models'][0]['action'] == 'failed'
+    placed = tree(lab['dest'] / 'gpt')
+    assert json.loads(placed.pop('.inferops-model-sync.json'))['version'] == '1'
+    assert placed == good  # version 1 untouched
+    staging = lab['dest'] / '.inferops-model-sync'
+    assert os.listdir(str(staging / 'parts')) == []  # the bad download was discarded
+
+
+def test_interrupted_download_resumes_without_downloading_verified_parts_again(lab):
+    files = {'config.pbtxt': b'name: "llm"\n', 'a.bin': blob(5 * MIB, 5), 'b.bin': blob(5 * MIB, 6)}
+    total = sum(len(d) for d in files.values())
+    upload_model(lab['client'], lab['bucket'], 'llm/1', files)
+    lab['proxy'].reset(limit=6 * MIB)  # the line drops after 6 MiB of the 10 MiB
+    failed, result = lab['sync']([{'name': 'llm', 'version': '1'}], retries=0, connections=2)
+    assert failed, result
+    assert not (lab['dest'] / 'llm').exists()  # Triton never sees a half-written model
+
+    lab['proxy'].reset()
+    failed, result = lab['sync']([{'name': 'llm', 'version': '1'}], connections=2)
+    assert not failed, result
+    model = result['models'][0]
+    assert model['bytes_resumed'] >= 3 * MIB
+    assert model['bytes_downloaded'] == total - model['bytes_resumed']
+    # What the store served this time: the missing parts and the manifest, not the whole model again.
+    assert lab['proxy'].served < total - model['bytes_resumed'] + 64 * 1024
+    placed = tree(lab['dest'] / 'llm')
+    placed.pop('.inferops-model-sync.json')
+    assert placed == files
+
+
+def test_changed_model_only_it_is_downloaded_and_unchanged_files_are_reused(lab):
+    a, b = model_files(7), model_files(8)
+    upload_model(lab['client'], lab['bucket'], 'a/1', a)
+    upload_model(lab['client'], lab['bucket'], 'b/1', b)
+    models = [{'name': 'a', 'version': '1'}, {'name': 'b', 'version': '1'}]
+    assert not lab['sync'](models)[0]
+    inode = os.stat(str(lab['dest'] / 'b' / '1' / 'model.onnx')).st_ino
+    b2 = dict(b, **{'config.pbtxt': b'name: "b"\nmax_batch_size: 8\n'})
+    upload_model(lab['client'], lab['bucket'], 'b/2', b2)
+    lab['proxy'].reset()
+    failed, result = lab['sync']([{'name': 'a', 'version': '1'}, {'name': 'b', 'version': '2'}])
+    assert not failed, result
+    by = {m['name']: m for m in result['models']}
+    assert by['a']['action'] == 'current'
+    assert by['b']['action'] == 'synced' and by['b']['swap'] == 'exchange'
+    assert by['b']['bytes_downloaded'] == len(b2['config.pbtxt'])
+    assert by['b']['bytes_reused'] == len(b['1/model.onnx'])
+    assert lab['proxy'].gets == 3  # two manifests, one changed file
+    assert os.stat(str(lab['dest'] / 'b' / '1' / 'model.onnx')).st_ino == inode  # hard link, not a copy
+    assert (lab['dest'] / 'b' / 'config.pbtxt').read_bytes() == b2['config.pbtxt']
+
+
+def test_bad_credentials_are_refused_clearly(lab):
+    upload_model(lab['client'], lab['bucket'], 'm/1', model_files(9))
+    failed, result = lab['sync']([{'name': 'm', 'version': '1'}], secret_key='wrong')
+    assert failed
+    assert 'SignatureDoesNotMatch' in result['msg'] and 'secret key' in result['msg']
+    failed, result = lab['sync']([{'name': 'm', 'version': '1'}], access_key='AKIANOTKNOWN000000')
+    assert failed and 'InvalidAccessKeyId' in result['msg']
+    assert os.listdir(str(lab['dest'])) in ([], ['.inferops-model-sync'])
+    assert not (lab['dest'] / 'm').exists()
+
+
+def test_missing_bucket_and_manifest_are_named(lab):
+    failed, result = lab['sync']([{'name': 'm', 'version': '1', 'bucket': 'no-such-bucket'},
+                                  {'name': 'n', 'version': '1'}])
+    assert failed
+    assert 'NoSuchBucket' in result['msg'] and 'm: ' in result['msg']
+    assert 'inferops-manifest.json not found' in result['msg'] and 'tools/model_manifest.py' in result['msg']
+
+
+def test_free_space_refusal_names_model_and_shortfall(lab):
+    files = model_files(10)
+    upload_model(lab['client'], lab['bucket'], 'big/1', files)
+    vfs = os.statvfs(str(lab['dest']))
+    free = vfs.f_bavail * vfs.f_frsize
+    failed, result = lab['sync']([{'name': 'big', 'version': '1'}], min_free=free - MIB)
+    assert failed
+    assert 'not enough free space' in result['msg'] and 'big (version 1) needs' in result['msg']
+    assert 'short by' in result['msg'] and 'Nothing was downloaded' in result['msg']
+    assert lab['proxy'].gets == 1
+    assert not (lab['dest'] / 'big').exists()
+
+
+def test_absent_and_prune_remove_only_what_model_sync_put_there(lab):
+    upload_model(lab['client'], lab['bucket'], 'keep/1', model_files(11, big=1000))
+    upload_model(lab['client'], lab['bucket'], 'old/1', model_files(12, big=1000))
+    upload_model(lab['client'], lab['bucket'], 'gone/1', model_files(13, big=1000))
+    assert not lab['sync']([{'name': n, 'version': '1'} for n in ('keep', 'old', 'gone')])[0]
+    (lab['dest'] / 'mine').mkdir()
+    (lab['dest'] / 'mine' / 'config.pbtxt').write_text('hand made')
+    failed, result = lab['sync']([{'name': 'keep', 'version': '1'}, {'name': 'gone', 'state': 'absent'}],
+                                 prune=True, check=True)
+    assert not failed and {m['name']: m['action'] for m in result['models']} == {
+        'keep': 'current', 'gone': 'would_remove', 'old': 'would_remove'}
+    assert (lab['dest'] / 'old').exists()
+    failed, result = lab['sync']([{'name': 'keep', 'version': '1'}, {'name': 'gone', 'state': 'absent'}],
+                                 prune=True)
+    assert not failed and result['changed']
+    assert sorted(os.listdir(str(lab['dest']))) == ['.inferops-model-sync', 'keep', 'mine']
+    failed, result = lab['sync']([{'name': 'mine', 'state': 'absent'}])
+    assert failed and 'not put there by model_sync' in result['msg']
+    assert (lab['dest'] / 'mine' / 'config.pbtxt').exists()
+
+
+def test_unmanaged_directory_is_refused_unless_replace_unmanaged(lab):
+    files = model_files(14, big=1000)
+    upload_model(lab['client'], lab['bucket'], 'hand/1', files)
+    (lab['dest'] / 'hand').mkdir()
+    (lab['dest'] / 'hand' / 'config.pbtxt').write_text('hand made')
+    failed, result = lab['sync']([{'name': 'hand', 'version': '1'}])
+    assert failed and 'replace_unmanaged' in result['msg']
+    assert (lab['dest'] / 'hand' / 'config.pbtxt').read_text() == 'hand made'
+    failed, result = lab['sync']([{'name': 'hand', 'version': '1'}], replace_unmanaged=True)
+    assert not failed, result
+    assert (lab['dest'] / 'hand' / 'config.pbtxt').read_bytes() == files['config.pbtxt']
+    kept = os.listdir(str(lab['dest'] / '.inferops-model-sync' / 'replaced'))
+    assert len(kept) == 1 and kept[0].startswith('hand.')
+
+
+def test_invalid_input_is_refused_before_any_request(lab):
+    failed, result = lab['sync']([{'name': '.hidden', 'version': '1'}, {'name': 'x'}], connections=0,
+                                 part_size='1K')
+    assert failed
+    for text in ('models[0] (name=.hidden): name', 'models[1] (name=x): version', 'connections = 0',
+                 "part_size = '1K'"):
+        assert text in result['msg']
+    assert lab['proxy'].gets == 0
+    failed, result = lab['sync']([{'name': 'x', 'version': '1'}], destination=str(lab['tmp'] / 'not-mounted'))
+    assert failed and 'mount the models array first' in result['msg']
+
+
+def test_manifest_name_constant():
+    assert MANIFEST_NAME == 'inferops-manifest.json'
+
+
+def load_helper():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..', 'tools', 'model_manifest.py')
+    spec = importlib.util.spec_from_file_location('model_manifest', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_helper_uploads_a_directory_that_model_sync_then_syncs(lab, store, monkeypatch, capsys):
+    server, _proxy = store
+    helper = load_helper()
+    src = lab['tmp'] / 'src'
+    (src / '1').mkdir(parents=True)
+    (src / 'config.pbtxt').write_bytes(b'name: "h"\n')
+    (src / '1' / 'model.onnx').write_bytes(blob(11 * MIB, 15))
+    monkeypatch.setenv('AWS_ACCESS_KEY_ID', server.access_key)
+    monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', server.secret_key)
+    rc = helper.main(['upload', str(src), '--endpoint', server.endpoint, '--bucket', lab['bucket'], '--prefix',
+                      'h/1', '--part-size', '5M', '--model', 'h', '--version', '1'])
+    assert rc == 0
+    assert lab['client'].head_object(lab['bucket'], 'h/1/1/model.onnx')['etag'].endswith('-3"')
+    # Credentials from the environment, as the role passes them.
+    failed, result = lab['sync']([{'name': 'h', 'version': '1'}], access_key=None, secret_key=None)
+    assert not failed, result
+    placed = lab['dest'] / 'h'
+    manifest = lab['tmp'] / 'manifest.json'
+    data, _headers = lab['client'].get_object(lab['bucket'], 'h/1/' + MANIFEST_NAME)
+    manifest.write_bytes(data)
+    capsys.readouterr()
+    assert helper.main(['verify', str(placed), str(manifest)]) == 0, capsys.readouterr()  # the marker is not counted
+    (placed / 'config.pbtxt').write_bytes(b'name: "x"\n')
+    assert helper.main(['verify', str(placed), str(manifest)]) == 1
+    assert 'config.pbtxt: sha256 differs' in capsys.readouterr().out

@@ -1,0 +1,241 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A real S3 API on loopback for the model_sync tests and benchmark: a moto server plus a counting proxy.
+
+* ``MotoServer()`` - starts ``moto_server`` (PyPI ``moto[server]``, installed by requirements/test.txt into
+  the project venv) on 127.0.0.1 and a random free port, with request authentication switched on after
+  the first three actions, which create an IAM user with full access and its key pair (``access_key``,
+  ``secret_key``): so wrong credentials are refused as a real store refuses them. ``stop()`` ends it.
+* ``CountingProxy(port)`` - a TCP proxy on another free port that counts the bytes the store sent and
+  the GET requests, and can cut every connection after ``limit`` bytes (an interrupted download);
+  ``rate`` caps each connection's bytes per second (the per-stream limit of a remote store, for the
+  benchmark).
+* ``upload_model(client, bucket, prefix, files, part_size)`` - uploads files (multipart above part_size)
+  and their manifest.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import os
+import signal
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import (
+    FORMAT,
+    MANIFEST_NAME,
+    dump_manifest,
+)
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, sign
+
+
+def _die_with_parent():
+    # The server must not outlive a test run that was killed (xdist worker, time-out): PR_SET_PDEATHSIG.
+    libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6', use_errno=True)
+    libc.prctl(1, signal.SIGTERM)
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def moto_command():
+    """moto_server from PATH, next to this Python, or the checkout's .venv (ansible-test runs in its own venv)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [shutil.which('moto_server'), os.path.join(os.path.dirname(sys.executable), 'moto_server')]
+    root = os.environ.get('INFEROPS_CHECKOUT')
+    if root:
+        candidates.append(os.path.join(root, '.venv', 'bin', 'moto_server'))
+    candidates.append(os.path.join(here, '..', '..', '.venv', 'bin', 'moto_server'))
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+class MotoServer(object):
+    def __init__(self, region='us-east-1'):
+        command = moto_command()
+        if not command:
+            raise RuntimeError('moto_server not found: run tools/bootstrap.sh (requirements/test.txt has moto[server])')
+        self.port = free_port()
+        self.region = region
+        self.endpoint = 'http://127.0.0.1:%d' % self.port
+        self.log = tempfile.TemporaryFile()
+        env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT='3', MOTO_ALLOW_NONEXISTENT_REGION='true')
+        self.proc = subprocess.Popen([command, '-H', '127.0.0.1', '-p', str(self.port)], stdout=self.log,
+                                     stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+        atexit.register(self.stop)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(('127.0.0.1', self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError('moto_server did not start')
+                time.sleep(0.1)
+        self.access_key, self.secret_key = self._make_user()
+
+    def _iam(self, params):
+        body = urllib.parse.urlencode(dict(params, Version='2010-05-08')).encode()
+        headers = {'content-type': 'application/x-www-form-urlencoded'}
+        signed = sign('POST', '127.0.0.1:%d' % self.port, '/', {}, headers, hashlib.sha256(body).hexdigest(),
+                      'AKIAIOSFODNN7EXAMPLE', 'bootstrap', self.region, 'iam')
+        import http.client
+        conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=30)
+        conn.request('POST', '/', body=body, headers=signed)
+        response = conn.getresponse()
+        data = response.read().decode()
+        conn.close()
+        if response.status != 200:
+            raise RuntimeError('IAM %s: %s' % (params['Action'], data))
+        return data
+
+    def _make_user(self):
+        self._iam({'Action': 'CreateUser', 'UserName': 'sync'})
+        policy = json.dumps({'Version': '2012-10-17', 'Statement': [{'Effect': 'Allow', 'Action': '*',
+                                                                     'Resource': '*'}]})
+        self._iam({'Action': 'PutUserPolicy', 'UserName': 'sync', 'PolicyName': 'all', 'PolicyDocument': policy})
+        data = self._iam({'Action': 'CreateAccessKey', 'UserName': 'sync'})
+        key = data.split('<AccessKeyId>')[1].split('<')[0]
+        secret = data.split('<SecretAccessKey>')[1].split('<')[0]
+        return key, secret
+
+    def client(self, endpoint=None, **kwargs):
+        return S3Client(endpoint or self.endpoint, self.region, self.access_key, self.secret_key, **kwargs)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class CountingProxy(object):
+    """Forwards 127.0.0.1:<port> to the store; counts bytes served and GET requests; can cut the line."""
+
+    def __init__(self, target_port):
+        self.target_port = target_port
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(('127.0.0.1', 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.endpoint = 'http://127.0.0.1:%d' % self.port
+        self.lock = threading.Lock()
+        self.limit = None
+        self.reset()
+        self.conns = []
+        self.closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def reset(self, limit=None, rate=None):
+        with self.lock:
+            self.served = 0
+            self.gets = 0
+            self.limit = limit
+            self.rate = rate
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                client, _addr = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                cut = self.limit is not None and self.served >= self.limit
+            if cut:
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(('127.0.0.1', self.target_port))
+            except OSError:
+                client.close()
+                continue
+            self.conns.append((client, upstream))
+            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+
+    def _pipe(self, src, dst, from_store):
+        started, sent = time.monotonic(), 0
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if from_store and self.rate:
+                    sent += len(data)
+                    ahead = sent / float(self.rate) - (time.monotonic() - started)
+                    if ahead > 0:
+                        time.sleep(ahead)
+                with self.lock:
+                    if from_store:
+                        if self.limit is not None and self.served + len(data) > self.limit:
+                            data = data[:max(self.limit - self.served, 0)]
+                            self.served += len(data)
+                            if data:
+                                dst.sendall(data)
+                            raise OSError('cut')
+                        self.served += len(data)
+                    else:
+                        self.gets += data.count(b'GET /')
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def stop(self):
+        self.closed = True
+        self.sock.close()
+        for a, b in self.conns:
+            a.close()
+            b.close()
+
+
+def make_manifest(files, model=None, version=None):
+    entries = [{'path': path, 'size': len(data), 'sha256': hashlib.sha256(data).hexdigest()}
+               for path, data in sorted(files.items())]
+    manifest = {'format': FORMAT, 'files': entries}
+    if model:
+        manifest['model'] = model
+    if version:
+        manifest['version'] = version
+    return manifest
+
+
+def upload_model(client, bucket, prefix, files, part_size=5 * 1024 * 1024, manifest=None, tmpdir=None):
+    """Upload {path: bytes} under prefix (multipart above part_size) and the manifest; returns it."""
+    tmpdir = tmpdir or tempfile.mkdtemp()
+    for path, data in files.items():
+        local = os.path.join(tmpdir, 'upload.bin')
+        with open(local, 'wb') as handle:
+            handle.write(data)
+        client.upload_file(bucket, '%s/%s' % (prefix, path), local, part_size=part_size)
+        os.unlink(local)
+    manifest = manifest or make_manifest(files)
+    client.put_object(bucket, '%s/%s' % (prefix, MANIFEST_NAME), dump_manifest(manifest))
+    return manifest
