@@ -10,7 +10,11 @@ atomic) is content-addressed:
 * ``parts/<sha256>.part`` + ``parts/<sha256>.journal`` - a file being downloaded; the journal's first
   line is JSON ``{size, part_size, etag}``, then one line per part written and flushed to disk;
 * ``build/<model>`` - the next tree of a model (hard links), swapped with the live directory;
-* ``trash/`` - old trees on their way out; ``lock`` - one sync at a time.
+* ``trash/`` - old trees on their way out; ``replaced/`` - trees of directories model_sync did not make
+  (``replace_unmanaged``), kept for the operator.
+
+The area is removed when it holds nothing (after every run without failures), so Triton's view of the
+repository is the models alone. One sync at a time: a lock in /run/lock, not in the repository.
 
 * ``plan_model(...)`` - per model: ``current`` (marker records this manifest digest and every file is
   there with its size: nothing is read) or ``sync`` with a source per file (``live`` = reuse the
@@ -50,7 +54,21 @@ class Staging(object):
         self.parts = os.path.join(root, 'parts')
         self.build = os.path.join(root, 'build')
         self.trash = os.path.join(root, 'trash')
-        self.lock = os.path.join(root, 'lock')
+        self.replaced = os.path.join(root, 'replaced')
+
+    def tidy(self):
+        """Remove the staging area when it holds nothing to resume and no replaced tree: a Triton polling
+        the repository then never meets it."""
+        for path in (self.objects, self.parts, self.build, self.trash):
+            try:
+                if not os.listdir(path):
+                    os.rmdir(path)
+            except OSError:
+                pass
+        try:
+            os.rmdir(self.root)
+        except OSError:
+            pass  # not empty: resume data or replaced trees
 
     def create(self):
         for path in (self.objects, self.parts, self.build, self.trash):

@@ -88,7 +88,8 @@ options:
     description:
       - Staging area; default C(<destination>/.inferops-model-sync). Must be on the same filesystem as
         O(destination) (renames must be atomic). Removed after a sync without failures; kept after a failure,
-        so the next run resumes.
+        so the next run resumes. Triton may log it as a model it cannot load while it exists (with
+        C(--exit-on-error=false) that is all).
     type: path
   models:
     description:
@@ -182,7 +183,7 @@ attributes:
     platforms: posix
 notes:
   - Run with the same user as the files' owner (usually root with C(become)).
-  - Two syncs into one destination at the same time are refused (a lock file in the staging area).
+  - Two syncs into one destination at the same time are refused (a lock file in C(/run/lock)).
   - MB/s figures are decimal (10^6 bytes per second).
 seealso:
   - name: Model sync
@@ -305,6 +306,7 @@ total:
 
 import errno
 import fcntl
+import hashlib
 import os
 import shutil
 import time
@@ -335,6 +337,7 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
 
 MIB = 1024 * 1024
+LOCK_DIR = '/run/lock'
 FATAL = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'AuthorizationHeaderMalformed')
 
 ARGUMENT_SPEC = dict(
@@ -460,20 +463,23 @@ def run(module):
         raise Refusal('invalid input, nothing was changed: %s' % exc.msg)
 
     lock = None
+    lock_path = os.path.join(LOCK_DIR if os.path.isdir(LOCK_DIR) else '/tmp', 'inferops-model-sync.%s.lock'
+                             % hashlib.sha256(os.path.realpath(destination).encode()).hexdigest()[:16])
     if not check:
-        staging.create()
-        lock = open(staging.lock, 'a+')
+        lock = open(lock_path, 'a+')
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
             if exc.errno in (errno.EAGAIN, errno.EACCES):
                 raise Refusal('another model_sync is running on %s (lock %s); nothing was changed'
-                              % (destination, staging.lock))
+                              % (destination, lock_path))
             raise
+        staging.create()
     try:
         return sync(module, p, models, part_size, destination, staging, free, reserve)
     finally:
         if lock is not None:
+            staging.tidy()
             lock.close()
 
 
@@ -574,7 +580,7 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
                       'manifest_sha256': plan['manifest_sha256'], 'manifest_etag': plan['manifest_etag'],
                       'synced_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                       'files': [{'path': r['path'], 'size': r['size'], 'sha256': r['sha256']} for r in plan['files']]}
-            keep = os.path.join(staging.root, 'replaced') if plan['action'] == 'unmanaged' else None
+            keep = staging.replaced if plan['action'] == 'unmanaged' else None
             try:
                 result['swap'] = place_model(plan, staging, marker, keep_replaced=keep)
                 result['action'] = 'synced'

@@ -68,7 +68,7 @@ def moto_command():
 
 
 class MotoServer(object):
-    def __init__(self, region='us-east-1'):
+    def __init__(self, region='us-east-1', detach=False):
         command = moto_command()
         if not command:
             raise RuntimeError('moto_server not found: run tools/bootstrap.sh (requirements/test.txt has moto[server])')
@@ -77,9 +77,14 @@ class MotoServer(object):
         self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.log = tempfile.TemporaryFile()
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT='3', MOTO_ALLOW_NONEXISTENT_REGION='true')
-        self.proc = subprocess.Popen([command, '-H', '127.0.0.1', '-p', str(self.port)], stdout=self.log,
-                                     stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
-        atexit.register(self.stop)
+        if detach:  # a store that outlives this process (molecule/model_sync): stopped by its pid
+            self.log = open(os.devnull, 'wb')
+            self.proc = subprocess.Popen([command, '-H', '127.0.0.1', '-p', str(self.port)], stdout=self.log,
+                                         stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        else:
+            self.proc = subprocess.Popen([command, '-H', '127.0.0.1', '-p', str(self.port)], stdout=self.log,
+                                         stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+            atexit.register(self.stop)
         deadline = time.monotonic() + 30
         while True:
             try:
