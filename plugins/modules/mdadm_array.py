@@ -392,17 +392,15 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan
 from ansible_collections.inferops.node.plugins.module_utils.md import (
     array_status, examine_export, find_running, mdadm_bin, name_matches,
 )
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 
 LEVELS = ('0', '1', '10', '5', '6')
-MIN_MEMBERS = {'0': 2, '1': 2, '5': 3, '6': 4}
 MARKER = '# inferops.node mdadm_array: %s'
-_NAME_RE = re.compile(r'^[A-Za-z0-9_.-]{1,32}$')
 _METADATA_RE = re.compile(r'^(0\.90|1|1\.[012]|default|ddf|imsm)$')
-_RAID10_LAYOUT_RE = re.compile(r'^([nfo])([1-9])$')
 PLANNED_UUID = '<assigned at creation>'
 
 
@@ -413,10 +411,15 @@ class MdError(Exception):
 # ---------------------------------------------------------------- validation
 
 def validate(params):
-    """Check the request; return (level, copies). Raise MdError naming the option and value."""
+    """Check the request; return (level, copies). Raise MdError naming the option and value.
+
+    The rules (name, chunk, layout, member counts) are those of module_utils/md_raid_plan.py, which the
+    role md_raid_xfs checks on the controller before it calls this module.
+    """
     name = params['name']
-    if not _NAME_RE.match(name or ''):
-        raise MdError('name=%r must be 1-32 letters, digits, "_", "." or "-"' % (name,))
+    problem = md_raid_plan.name_problem(name)
+    if problem:
+        raise MdError('name=%r: %s' % (name, problem))
     state = params['state']
     if state == 'absent':
         if not params['force']:
@@ -433,31 +436,19 @@ def validate(params):
         raise MdError('level is required with state=present')
     chunk = params['chunk_kb']
     if chunk is not None:
-        if chunk < 4 or chunk & (chunk - 1):
-            raise MdError('chunk_kb=%r is not a power of two of at least 4 (KiB)' % (chunk,))
-        if level == '1':
-            raise MdError('chunk_kb=%r: RAID1 has no chunk size' % (chunk,))
+        problem = md_raid_plan.chunk_problem(chunk, level)
+        if problem:
+            raise MdError('chunk_kb=%r: %s' % (chunk, problem))
     if params['metadata'] is not None and not _METADATA_RE.match(params['metadata']):
         raise MdError('metadata=%r is not an md superblock format (1.2, 1.1, 1.0, 0.90)' % (params['metadata'],))
-    count = len(params['devices'])
-    copies = None
     layout = params['layout']
-    if level == '10':
-        match = _RAID10_LAYOUT_RE.match(layout or 'n2')
-        if not match:
-            raise MdError('layout=%r is not a RAID10 layout (n2, f2, o2, n3 ...)' % (layout,))
-        copies = int(match.group(2))
-        if copies < 2:
-            raise MdError('layout=%r keeps a single copy; RAID10 needs at least 2' % (layout,))
-        if count < copies or count % copies:
-            raise MdError('level=10 with layout %s needs a multiple of %d members (at least %d); devices has %d: %s' % (
-                layout or 'n2', copies, copies, count, ', '.join(params['devices'])))
-    elif layout is not None and level in ('0', '1'):
-        raise MdError('layout=%r is only used with RAID10/5/6, not level=%s' % (layout, level))
-    if level in MIN_MEMBERS and count < MIN_MEMBERS[level]:
-        raise MdError('level=%s needs at least %d members; devices has %d: %s' % (
-            level, MIN_MEMBERS[level], count, ', '.join(params['devices'])))
-    return level, copies
+    problem = md_raid_plan.layout_problem(level, layout)
+    if problem:
+        raise MdError('layout=%r: %s' % (layout, problem))
+    problem = md_raid_plan.member_count_problem(level, len(params['devices']), layout)
+    if problem:
+        raise MdError('devices: %s: %s' % (problem, ', '.join(params['devices'])))
+    return level, (md_raid_plan.layout_copies(layout) if level == '10' else None)
 
 
 def resolve_members(paths):
@@ -488,19 +479,7 @@ def run(module, args, ok=(0,)):
 
 def compare(array, level, params, members):
     """Fail when the running array differs from the request (never re-create)."""
-    problems = []
-    if level is not None and blockdev.md_level_number(array['level'] or '') != level:
-        problems.append('level is %s, requested %s' % (array['level'], level))
-    if params['chunk_kb'] and array['chunk_kb'] and array['chunk_kb'] != params['chunk_kb']:
-        problems.append('chunk is %d KiB, requested %d KiB' % (array['chunk_kb'], params['chunk_kb']))
-    current = set(m['kname'] for m in array['members'])
-    requested = set(m['kname'] for m in members)
-    if array['raid_disks'] is not None and array['status'] != 'inactive' and array['raid_disks'] != len(members):
-        problems.append('it has %d RAID slots, requested %d members' % (array['raid_disks'], len(members)))
-    elif current != requested:
-        degraded_subset = current < requested and (array['degraded'] or 0) > 0
-        if not degraded_subset and array['status'] != 'inactive':
-            problems.append('members differ')
+    problems = md_raid_plan.array_differences(array, level, params['chunk_kb'], [m['kname'] for m in members])
     if problems:
         raise MdError('array %s (%s) exists and differs from the request: %s. Current members: [%s]; requested: [%s]. '
                       'It is not re-created; fix the request or the array by hand.' % (

@@ -217,7 +217,8 @@ def test_running_array_with_other_members_is_not_recreated(tmp_path, monkeypatch
     failed, result = run_module(mdadm_array.main, model_args(conf, devices=MODEL[:3] + [INDEX[0]]))
     assert failed and changing(system) == []
     msg = result['msg']
-    assert 'array /dev/md/model (md127) exists and differs from the request: members differ' in msg
+    assert ('array /dev/md/model (md127) exists and differs from the request: members are nvme0n1, nvme1n1, nvme2n1, '
+            'nvme3n1, requested nvme0n1, nvme1n1, nvme2n1, nvme4n1') in msg
     assert 'Current members: [/dev/nvme0n1 (role 0), /dev/nvme1n1 (role 1), /dev/nvme2n1 (role 2), /dev/nvme3n1 (role 3)]' in msg
     assert 'requested: [%s (/dev/nvme0n1), %s (/dev/nvme1n1), %s (/dev/nvme2n1), %s (/dev/nvme4n1)]' % (
         MODEL[0], MODEL[1], MODEL[2], INDEX[0]) in msg
@@ -225,7 +226,7 @@ def test_running_array_with_other_members_is_not_recreated(tmp_path, monkeypatch
 
 @pytest.mark.parametrize('extra, needle', [
     ({'devices': MODEL[:3]}, 'it has 4 RAID slots, requested 3 members'),
-    ({'level': '10', 'chunk_kb': None}, 'level is raid0, requested 10'),
+    ({'level': '10', 'chunk_kb': None}, 'level is raid0, requested RAID10'),
     ({'chunk_kb': 64}, 'chunk is 512 KiB, requested 64 KiB'),
 ])
 def test_running_array_mismatch(tmp_path, monkeypatch, conf, extra, needle):
@@ -320,25 +321,25 @@ def test_force_wipes_then_creates(tmp_path, monkeypatch, conf):
 # ---------------------------------------------------------------- validation (nothing runs)
 
 @pytest.mark.parametrize('args, needle', [
-    ({'level': 10, 'devices': MODEL[:3]}, 'level=10 with layout n2 needs a multiple of 2 members (at least 2); devices has 3'),
-    ({'level': 10, 'layout': 'n3', 'devices': MODEL[:4]}, 'level=10 with layout n3 needs a multiple of 3 members'),
-    ({'level': 10, 'layout': 'x2'}, "layout='x2' is not a RAID10 layout"),
-    ({'level': 10, 'layout': 'n1'}, "layout='n1' keeps a single copy"),
-    ({'chunk_kb': 384}, 'chunk_kb=384 is not a power of two'),
-    ({'chunk_kb': 2}, 'chunk_kb=2 is not a power of two of at least 4'),
+    ({'level': 10, 'devices': MODEL[:3]}, 'devices: RAID10 (two copies) needs an even number of members (2, 4, ...), got 3: '),
+    ({'level': 10, 'layout': 'n3', 'devices': MODEL[:4]}, 'devices: RAID10 with layout n3 (3 copies) needs a multiple of 3 members, got 4'),
+    ({'level': 10, 'layout': 'x2'}, "layout='x2': must be a RAID10 layout: n2, f2 or o2"),
+    ({'level': 10, 'layout': 'n1'}, "layout='n1': keeps a single copy"),
+    ({'chunk_kb': 384}, 'chunk_kb=384: must be a power of two between 4 and 65536 (KiB)'),
+    ({'chunk_kb': 2}, 'chunk_kb=2: must be a power of two between 4 and 65536'),
     ({'level': '7'}, "level='7' is not a supported RAID level"),
     ({'level': 'raid4'}, "level='raid4' is not a supported RAID level"),
     ({'level': None}, 'level is required with state=present'),
     ({'level': 1, 'chunk_kb': 64, 'devices': MODEL[:2]}, 'chunk_kb=64: RAID1 has no chunk size'),
-    ({'level': 0, 'layout': 'n2'}, "layout='n2' is only used with RAID10/5/6"),
-    ({'level': 5, 'chunk_kb': None, 'devices': MODEL[:2]}, 'level=5 needs at least 3 members; devices has 2'),
-    ({'level': 0, 'devices': MODEL[:1]}, 'level=0 needs at least 2 members'),
+    ({'level': 0, 'layout': 'n2'}, "layout='n2': only RAID10 (and RAID5/6) has a layout"),
+    ({'level': 5, 'chunk_kb': None, 'devices': MODEL[:2]}, 'devices: RAID5 needs at least 3 members, got 2'),
+    ({'level': 0, 'devices': MODEL[:1]}, 'devices: RAID0 needs at least 2 members, got 1'),
     ({'devices': MODEL[:3] + ['/dev/nvme0n1']}, "devices[3]='/dev/nvme0n1' is /dev/nvme0n1, the same device as %r (duplicate member)" % MODEL[0]),
     ({'devices': MODEL[:3] + [MODEL[2]]}, "devices[3]=%r is /dev/nvme2n1, the same device as %r" % (MODEL[2], MODEL[2])),
     ({'devices': MODEL[:3] + ['/dev/nvme0']}, "devices[3]='/dev/nvme0': /dev/nvme0 (resolves to /dev/nvme0) is not a block device"),
     ({'devices': MODEL[:3] + ['/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_GONE']}, 'does not exist'),
     ({'devices': []}, 'devices is required with state=present'),
-    ({'name': 'bad name'}, "name='bad name' must be 1-32 letters"),
+    ({'name': 'bad name'}, "name='bad name': must be 1-32 letters"),
     ({'metadata': '2.0'}, "metadata='2.0' is not an md superblock format"),
     ({'state': 'absent'}, "state=absent destroys array 'model' (stop + zero superblocks); it requires force=true"),
 ])
@@ -488,9 +489,9 @@ def test_list_single_element_matches_single_form(tmp_path, monkeypatch, conf):
 
 
 @pytest.mark.parametrize('entries, needle', [
-    ([model_entry(), index_entry(chunk_kb=384)], 'arrays[1] (index): chunk_kb=384 is not a power of two'),
+    ([model_entry(), index_entry(chunk_kb=384)], 'arrays[1] (index): chunk_kb=384: must be a power of two'),
     ([model_entry(), index_entry(devices=INDEX[:1])],
-     'arrays[1] (index): level=10 with layout n2 needs a multiple of 2 members (at least 2); devices has 1'),
+     'arrays[1] (index): devices: RAID10 (two copies) needs an even number of members (2, 4, ...), got 1'),
     ([model_entry(), index_entry(devices=[INDEX[0], BY_ID + 'GONE'])], 'arrays[1] (index): devices[1]='),
     ([model_entry(), model_entry(devices=list(INDEX), level='1', chunk_kb=None)],
      "arrays[1] (model): name 'model' is also used by arrays[0]"),
@@ -498,7 +499,7 @@ def test_list_single_element_matches_single_form(tmp_path, monkeypatch, conf):
      'arrays[1] (index): devices: /dev/nvme3n1 (/dev/nvme3n1) is also a member of arrays[0] (model) as %s' % MODEL[3]),
     ([model_entry(devices=MODEL[:3] + [INDEX[1]]), index_entry()],
      'arrays[1] (index): devices: %s (/dev/nvme5n1) is also a member of arrays[0] (model) as %s' % (INDEX[1], INDEX[1])),
-    ([model_entry(name='bad name')], "arrays[0] (bad name): name='bad name' must be 1-32 letters"),
+    ([model_entry(name='bad name')], "arrays[0] (bad name): name='bad name': must be 1-32 letters"),
     ([model_entry(), index_entry(state='absent')], "arrays[1] (index): state=absent destroys array 'index'"),
 ])
 def test_list_validation_before_anything(tmp_path, monkeypatch, conf, conf_writes, entries, needle):
