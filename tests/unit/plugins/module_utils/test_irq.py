@@ -383,3 +383,39 @@ def test_host_script_records_managed_irqs(guest, host_script, tmp_path, capsys):
     assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 0
     assert os.stat(record).st_ino == before
     assert irq.load_record(open(record).read(), BOOT2) == {'nvme0q2': True, 'nvme0q0': False}
+
+
+# ---------------------------------------------------------------- irqbalance's environment file
+
+def test_irqbalance_env_stock_file_sets_nothing():
+    """The stock Debian file (recorded on lab guest irqrec) has every assignment commented out."""
+    files = json.loads(fixture('info', 'fresh/snapshot.json'))['files']
+    env = irq.parse_irqbalance_env(files['/etc/default/irqbalance'])
+    assert env == {'variables': {}, 'args': [], 'policyscript': None, 'banned_cpus': None}
+
+
+def test_irqbalance_env_role_file():
+    files = json.loads(fixture('info', 'converged/snapshot.json'))['files']
+    env = irq.parse_irqbalance_env(files['/etc/default/irqbalance'])
+    assert env['policyscript'] == '/usr/local/sbin/inferops-irq-pin' and env['banned_cpus'] is None
+
+
+@pytest.mark.parametrize('text, banned, policyscript', [
+    ('IRQBALANCE_BANNED_CPULIST=32-63\n', '32-63', None),
+    ("IRQBALANCE_BANNED_CPUS='0000000f'\n", '0-3', None),
+    ('IRQBALANCE_BANNED_CPULIST=0-15:2/4\nIRQBALANCE_BANNED_CPUS=ff\n', '0-1,4-5,8-9,12-13', None),
+    ('IRQBALANCE_ARGS="-l /usr/local/bin/p --powerthresh=off"\n', None, '/usr/local/bin/p'),
+    ('IRQBALANCE_BANNED_CPULIST=junk\n', None, None),
+])
+def test_irqbalance_env(text, banned, policyscript):
+    env = irq.parse_irqbalance_env(text)
+    assert env['banned_cpus'] == banned and env['policyscript'] == policyscript
+
+
+def test_managed_status_order(guest, monkeypatch):
+    """debugfs, then the record of this boot, then the NVMe driver rule; None when none knows."""
+    assert irq.managed_status(33, 'nvme0q1', {}) == (True, 'driver')
+    assert irq.managed_status(31, 'nvme0q0', {}) == (None, None)
+    assert irq.managed_status(31, 'nvme0q0', {'nvme0q0': False}) == (False, 'record')
+    monkeypatch.setattr(irq, 'debugfs_managed', lambda number: True)
+    assert irq.managed_status(31, 'nvme0q0', {'nvme0q0': False}) == (True, 'debugfs')
