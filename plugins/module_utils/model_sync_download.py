@@ -62,6 +62,8 @@ class _File(object):
         self.bytes = 0
         self.started = None
         self.verify_queued = False
+        # Bumped when the object changed under the download: parts of an older generation are dropped.
+        self.gen = 0
         self.finished = None
         self.lock = threading.Lock()
 
@@ -112,19 +114,26 @@ class Downloader(object):
         item.journal = open(staging.journal_path(item.sha), 'a')
 
     def _journal(self, item, line):
-        with item.lock:
-            item.journal.write(line + '\n')
-            item.journal.flush()
-            os.fsync(item.journal.fileno())
+        # Callers hold item.lock: journal lines and a reset never interleave.
+        item.journal.write(line + '\n')
+        item.journal.flush()
+        os.fsync(item.journal.fileno())
 
-    def _reset(self, item):
-        """The object changed since earlier parts were fetched: start this file again."""
+    def _reset(self, item, gen):
+        """The object changed since parts of generation ``gen`` were fetched: start this file again.
+
+        Returns False when another thread already did (its parts carry the newer generation).
+        """
         with item.lock:
+            if gen != item.gen:
+                return False
+            item.gen += 1
             item.done = set()
             item.etag = None
             item.journal.close()
-        self._new_journal(item)
-        item.journal = open(self.staging.journal_path(item.sha), 'a')
+            self._new_journal(item)
+            item.journal = open(self.staging.journal_path(item.sha), 'a')
+        return True
 
     def _new_journal(self, item):
         with open(self.staging.journal_path(item.sha), 'w') as handle:
@@ -133,14 +142,14 @@ class Downloader(object):
             os.fsync(handle.fileno())
 
     # -- work ----------------------------------------------------------------------------------
-    def _fetch_part(self, item, index):
+    def _fetch_part(self, item, index, gen):
         start = index * item.part_size
         end = min(start + item.part_size, item.size) - 1
         if end < start:  # empty file
             return
         attempt = 0
         while True:
-            if self.fatal or item.error:
+            if self.fatal or item.error or gen != item.gen:
                 return
             written = [0]
 
@@ -158,8 +167,8 @@ class Downloader(object):
                 if exc.code in FATAL_CODES:
                     self.fatal = exc.msg
                     return
-                if exc.status == 412 and item.etag:
-                    raise _Changed()
+                if exc.status == 412:
+                    raise _Changed(gen)
                 if exc.retryable and attempt < self.retries:
                     attempt += 1
                     with self.lock:
@@ -169,6 +178,9 @@ class Downloader(object):
                 item.error = exc.msg
                 return
             with item.lock:
+                item.bytes += written[0]
+                if gen != item.gen:
+                    return  # fetched from the object as it was before the reset: dropped
                 if item.etag is None and etag:
                     item.etag = etag
                     first = True
@@ -176,14 +188,16 @@ class Downloader(object):
                     first = False
                 changed = etag and item.etag and etag != item.etag
             if changed:
-                raise _Changed()
+                raise _Changed(gen)
             if first:
-                self._journal(item, 'etag ' + etag)
+                with item.lock:
+                    self._journal(item, 'etag ' + etag)
             os.fdatasync(item.fd)
-            self._journal(item, str(index))
             with item.lock:
+                if gen != item.gen:
+                    return
+                self._journal(item, str(index))
                 item.done.add(index)
-                item.bytes += written[0]
             return
 
     def _verify(self, item):
@@ -213,14 +227,14 @@ class Downloader(object):
             missing = [i for i in range(item.count) if i not in item.done]
             if not missing:
                 item.verify_queued = True
-                tasks.put(('verify', item, None))
+                tasks.put(('verify', item, None, 0))
             for index in missing:
-                tasks.put(('part', item, index))
+                tasks.put(('part', item, index, 0))
 
         def worker():
             while True:
                 try:
-                    kind, item, index = tasks.get_nowait()
+                    kind, item, index, gen = tasks.get_nowait()
                 except queue.Empty:
                     self.client.close()  # this thread's keep-alive connections
                     return
@@ -232,12 +246,12 @@ class Downloader(object):
                 if item.started is None:
                     item.started = time.monotonic()
                 try:
-                    self._fetch_part(item, index)
-                except _Changed:
-                    # Re-fetch every part of this file from the object as it is now.
-                    self._reset(item)
-                    for again in range(item.count):
-                        tasks.put(('part', item, again))
+                    self._fetch_part(item, index, gen)
+                except _Changed as exc:
+                    # Re-fetch every part of this file from the object as it is now (once per change).
+                    if self._reset(item, exc.gen):
+                        for again in range(item.count):
+                            tasks.put(('part', item, again, exc.gen + 1))
                     continue
                 except (IOError, OSError) as exc:
                     item.error = 'writing %s: %s' % (self.staging.part_path(item.sha), exc)
@@ -246,7 +260,7 @@ class Downloader(object):
                     if complete:
                         item.verify_queued = True
                 if complete:
-                    tasks.put(('verify', item, None))
+                    tasks.put(('verify', item, None, gen))
 
         start = time.monotonic()
         threads = [threading.Thread(target=worker) for _n in range(max(1, min(self.connections, len(items) * 1000)))]
@@ -273,7 +287,9 @@ class Downloader(object):
 
 
 class _Changed(Exception):
-    pass
+    def __init__(self, gen):
+        super().__init__(gen)
+        self.gen = gen
 
 
 # -- placing ---------------------------------------------------------------------------------------

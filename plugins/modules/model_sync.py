@@ -439,6 +439,12 @@ def marker_state(marker):
             'bytes': sum(f.get('size', 0) for f in files if isinstance(f, dict))}
 
 
+def lock_file(destination):
+    """One lock per repository, outside it (in /run/lock): nothing in the repository but models."""
+    return os.path.join(LOCK_DIR if os.path.isdir(LOCK_DIR) else '/tmp', 'inferops-model-sync.%s.lock'
+                        % hashlib.sha256(os.path.realpath(destination).encode()).hexdigest()[:16])
+
+
 def run(module):
     p = module.params
     check = module.check_mode
@@ -463,8 +469,7 @@ def run(module):
         raise Refusal('invalid input, nothing was changed: %s' % exc.msg)
 
     lock = None
-    lock_path = os.path.join(LOCK_DIR if os.path.isdir(LOCK_DIR) else '/tmp', 'inferops-model-sync.%s.lock'
-                             % hashlib.sha256(os.path.realpath(destination).encode()).hexdigest()[:16])
+    lock_path = lock_file(destination)
     if not check:
         lock = open(lock_path, 'a+')
         try:

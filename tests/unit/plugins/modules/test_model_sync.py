@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sys
@@ -294,3 +295,31 @@ def test_helper_uploads_a_directory_that_model_sync_then_syncs(lab, store, monke
     (placed / 'config.pbtxt').write_bytes(b'name: "x"\n')
     assert helper.main(['verify', str(placed), str(manifest)]) == 1
     assert 'config.pbtxt: sha256 differs' in capsys.readouterr().out
+
+
+def test_a_second_sync_into_the_same_repository_is_refused(lab):
+    upload_model(lab['client'], lab['bucket'], 'l/1', model_files(16, big=1000))
+    with open(model_sync.lock_file(str(lab['dest'])), 'a+') as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        failed, result = lab['sync']([{'name': 'l', 'version': '1'}])
+    assert failed and 'another model_sync is running' in result['msg']
+    assert lab['proxy'].gets == 0 and not (lab['dest'] / 'l').exists()
+    assert not lab['sync']([{'name': 'l', 'version': '1'}])[0]
+
+
+def test_object_replaced_between_runs_is_fetched_again_not_mixed(lab):
+    data = blob(10 * MIB, 17)
+    files = {'config.pbtxt': b'name: "r"\n', 'w.bin': data}
+    upload_model(lab['client'], lab['bucket'], 'r/1', files)  # w.bin: multipart, ETag "...-2"
+    lab['proxy'].reset(limit=4 * MIB)
+    assert lab['sync']([{'name': 'r', 'version': '1'}], retries=0, connections=1)[0]
+    # The same bytes uploaded again in one PUT: a different ETag, so the parts fetched so far may
+    # belong to another object; If-Match refuses the resumed ranges and the file starts over.
+    lab['client'].put_object(lab['bucket'], 'r/1/w.bin', data)
+    lab['proxy'].reset()
+    failed, result = lab['sync']([{'name': 'r', 'version': '1'}], connections=4)
+    assert not failed, result
+    model = result['models'][0]
+    assert model['bytes_resumed'] > 0  # planned as a resume ...
+    assert model['bytes_downloaded'] == len(data)  # ... but w.bin was fetched whole again, once
+    assert (lab['dest'] / 'r' / 'w.bin').read_bytes() == data
