@@ -1,0 +1,30 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Triton compose filter: the triton_compose role's plan, the rule of module_utils/triton_compose.py.
+
+The documentation of each filter lives next to this file in ``<filter name>.yml``.
+"""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.node.plugins.module_utils.triton_compose import plan
+
+
+def triton_compose_plan(params):
+    """Instances, errors, compose definition and endpoints of the role's variables (see module_utils)."""
+    if not isinstance(params, dict):
+        raise AnsibleFilterError('triton_compose_plan: the input must be a mapping of triton_compose_* variables, '
+                                 'got %r' % (params,))
+    return plan(params)
+
+
+class FilterModule(object):
+    """Triton compose filters."""
+
+    def filters(self):
+        return {
+            'triton_compose_plan': triton_compose_plan,
+        }
