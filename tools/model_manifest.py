@@ -112,17 +112,14 @@ def main(argv=None):
             return 2
         client = s3.S3Client(args.endpoint, args.region, access, secret, os.environ.get('AWS_SESSION_TOKEN'),
                              addressing_style=args.addressing_style)
-        prefix = args.prefix.strip('/')
         start = time.monotonic()
-        sent = 0
-        if not args.manifest_only:
-            for entry in manifest['files']:
-                client.upload_file(args.bucket, '%s/%s' % (prefix, entry['path']),
-                                   os.path.join(args.directory, entry['path']), part_size=args.part_size)
-                sent += entry['size']
-                print('uploaded s3://%s/%s/%s (%d bytes)' % (args.bucket, prefix, entry['path'], entry['size']))
-        key = '%s/%s' % (prefix, manifest_lib.MANIFEST_NAME)
-        client.put_object(args.bucket, key, data)
+
+        def report(entry):
+            where = 's3://%s/%s/%s' % (args.bucket, args.prefix.strip('/'), entry['path'])
+            print('uploaded %s (%d bytes)' % (where, entry['size']))
+
+        key, sent = manifest_lib.publish(client, args.bucket, args.prefix, args.directory, manifest, args.part_size,
+                                         manifest_only=args.manifest_only, report=report)
         print(json.dumps({'manifest': 's3://%s/%s' % (args.bucket, key), 'files': len(manifest['files']),
                           'bytes': sum(f['size'] for f in manifest['files']), 'uploaded_bytes': sent,
                           'seconds': round(time.monotonic() - start, 3),

@@ -16,6 +16,8 @@ files in the object store (``<prefix>/inferops-manifest.json``) and is what a sy
 * ``build_manifest(directory, model, version)`` - the manifest of a local directory (the helper).
 * ``model_errors(models, name)`` - problems of a ``models`` list (module and role filter share it).
 * ``normalize_models(models, defaults)`` - entries with their defaults filled in.
+* ``publish(client, bucket, prefix, directory, manifest, ...)`` - upload the files, then the manifest last
+  (the helper tools/model_manifest.py and the module model_manifest).
 
 No Ansible imports: tools/model_manifest.py loads this file directly.
 """
@@ -29,7 +31,8 @@ import os
 import re
 
 __all__ = ['FORMAT', 'MANIFEST_NAME', 'MARKER_NAME', 'ManifestError', 'build_manifest', 'dump_manifest',
-           'file_sha256', 'manifest_digest', 'model_errors', 'normalize_models', 'parse_manifest', 'path_errors']
+           'file_sha256', 'manifest_digest', 'model_errors', 'normalize_models', 'parse_manifest', 'path_errors',
+           'publish', 'same_files']
 
 FORMAT = 'inferops-model-manifest/1'
 MANIFEST_NAME = 'inferops-manifest.json'
@@ -149,6 +152,33 @@ def build_manifest(directory, model=None, version=None, exclude=(MANIFEST_NAME, 
     if version:
         manifest['version'] = version
     return manifest
+
+
+def same_files(a, b):
+    """Two manifests list the same files with the same sizes and digests (``created`` aside)."""
+    def key(manifest):
+        return sorted((f['path'], f['size'], f['sha256']) for f in manifest['files'])
+    return key(a) == key(b)
+
+
+def publish(client, bucket, prefix, directory, manifest, part_size, manifest_only=False, report=None):
+    """Upload every file of ``manifest`` from ``directory`` under ``prefix``, then the manifest itself.
+
+    The manifest goes last, so a sync never reads a manifest whose files are not all in the store yet.
+    ``client`` is a model_sync_s3.S3Client. Returns (manifest key, bytes uploaded).
+    """
+    prefix = prefix.strip('/')
+    sent = 0
+    if not manifest_only:
+        for entry in manifest['files']:
+            client.upload_file(bucket, '%s/%s' % (prefix, entry['path']), os.path.join(directory, entry['path']),
+                               part_size=part_size)
+            sent += entry['size']
+            if report:
+                report(entry)
+    key = '%s/%s' % (prefix, MANIFEST_NAME)
+    client.put_object(bucket, key, dump_manifest(manifest))
+    return key, sent
 
 
 def dump_manifest(manifest):

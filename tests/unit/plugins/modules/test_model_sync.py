@@ -323,3 +323,26 @@ def test_object_replaced_between_runs_is_fetched_again_not_mixed(lab):
     assert model['bytes_resumed'] > 0  # planned as a resume ...
     assert model['bytes_downloaded'] == len(data)  # ... but w.bin was fetched whole again, once
     assert (lab['dest'] / 'r' / 'w.bin').read_bytes() == data
+
+
+def test_model_manifest_module_publishes_once_and_model_sync_syncs_it(lab, store):
+    from ansible_collections.inferops.node.plugins.modules import model_manifest
+    server, _proxy = store
+    src = lab['tmp'] / 'pub'
+    (src / '1').mkdir(parents=True)
+    (src / 'config.pbtxt').write_bytes(b'name: "p"\n')
+    (src / '1' / 'model.onnx').write_bytes(blob(6 * MIB, 18))
+    args = dict(path=str(src), model='p', version='1', upload=True, endpoint=server.endpoint, bucket=lab['bucket'],
+                prefix='p/1', access_key=server.access_key, secret_key=server.secret_key, part_size='5M')
+    failed, result = run_module(model_manifest.main, args, check_mode=True, diff=True)
+    assert not failed and result['changed'] and result['uploaded_bytes'] == 0
+    assert result['diff']['before'] == 'absent\n' and '1/model.onnx %d ' % (6 * MIB) in result['diff']['after']
+    failed, result = run_module(model_manifest.main, args)
+    assert not failed and result['changed'] and result['uploaded_bytes'] == 6 * MIB + 10
+    digest = result['manifest_sha256']
+    failed, result = run_module(model_manifest.main, args)  # same files: nothing uploaded again
+    assert not failed and not result['changed'] and result['manifest_sha256'] == digest
+    failed, result = lab['sync']([{'name': 'p', 'version': '1'}])
+    assert not failed and result['models'][0]['manifest_sha256'] == digest
+    failed, result = run_module(model_manifest.main, dict(path=str(lab['tmp'] / 'nothing')))
+    assert failed and 'nothing' in result['msg']
