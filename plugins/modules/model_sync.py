@@ -338,7 +338,9 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import Pa
 
 MIB = 1024 * 1024
 LOCK_DIR = '/run/lock'
-FATAL = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'ExpiredToken', 'AuthorizationHeaderMalformed')
+# Credentials the store refuses: no model can be read, stop before anything. (AccessDenied and NoSuchBucket
+# can be one bucket's or one prefix's: they fail that model only.)
+FATAL = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'AuthorizationHeaderMalformed')
 
 ARGUMENT_SPEC = dict(
     endpoint=dict(type='str', required=True, fallback=(env_fallback, ['AWS_ENDPOINT_URL'])),
