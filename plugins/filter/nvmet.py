@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters for the kernel NVMe target (nvmet) rules the roles check on the controller.
 
-The rules live in ``module_utils/nvmet.py``, shared with the ``nvmet_subsystem`` module.
-The documentation of each filter lives next to this file in ``<filter name>.yml``.
+The rules live in ``module_utils/nvmet.py`` (with the field rules of ``module_utils/nvme_common.py``),
+shared with the ``nvmet_subsystem`` module. The documentation of each filter lives next to this file
+in ``<filter name>.yml``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,62 @@ from collections.abc import Mapping, Sequence
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.inferops.node.plugins.module_utils.nvmet import allowed_hosts_errors
+from ansible_collections.inferops.node.plugins.module_utils import nvmet
 
 
-def _bool(value, what):
+IDENTITY_FACT = 'nvmeof_initiator_host_identity'
+
+
+def _identities(name, value):
+    """{host: {hostnqn, hostid}} from the play's ``hostvars`` (each host's identity fact) or from a dict
+    of identities by host; hosts without a known identity are left out."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise AnsibleFilterError('%s: identities must be hostvars or a dict of identities by host, got %r' % (name, value))
+    result = {}
+    for host in list(value):
+        ident = value[host]
+        if isinstance(ident, Mapping) and 'hostnqn' not in ident:
+            ident = ident[IDENTITY_FACT] if IDENTITY_FACT in ident else None
+        if isinstance(ident, Mapping) and ident.get('hostnqn'):
+            result[str(host)] = dict(ident)
+    return result
+
+
+def _bool(name, value, what):
     try:
-        return boolean(value, strict=True)
+        return boolean(False if value is None else value, strict=True)
     except TypeError as exc:
-        raise AnsibleFilterError('nvmet_allowed_hosts_errors: %s: %s' % (what, exc))
+        raise AnsibleFilterError('%s: %s: %s' % (name, what, exc))
+
+
+def _list(name, value, what):
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise AnsibleFilterError('%s: %s must be a list, got %r' % (name, what, value))
+    for item in value:
+        if not isinstance(item, Mapping):
+            raise AnsibleFilterError('%s: each entry of %s must be a dict, got %r' % (name, what, item))
+    return [dict(item) for item in value]
+
+
+def _dict(name, value, what):
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise AnsibleFilterError('%s: %s must be a dict, got %r' % (name, what, value))
+    return dict(value)
+
+
+def _subsystems(name, value, variable='subsystems'):
+    subsystems = _list(name, value, variable)
+    for index, sub in enumerate(subsystems):
+        where = '%s[%d]' % (variable, index)
+        for key in ('allow_any_host', 'allow_no_hosts'):
+            sub[key] = _bool(name, sub.get(key), '%s.%s' % (where, key))
+    return subsystems
 
 
 def nvmet_allowed_hosts_errors(subsystem, variable, index, hosts=None):
@@ -41,13 +90,33 @@ def nvmet_allowed_hosts_errors(subsystem, variable, index, hosts=None):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise AnsibleFilterError('nvmet_allowed_hosts_errors: the allowed hosts must be a list, got %r' % (value,))
     where = '%s[%d]' % (variable, index)
-    allow_any = subsystem.get('allow_any_host')
-    allow_none = subsystem.get('allow_no_hosts')
-    return allowed_hosts_errors(
+    name = 'nvmet_allowed_hosts_errors'
+    return nvmet.allowed_hosts_errors(
         str(variable), index, subsystem.get('nqn'), list(hosts),
-        allow_any_host=_bool(False if allow_any is None else allow_any, where + '.allow_any_host'),
-        allow_no_hosts=_bool(False if allow_none is None else allow_none, where + '.allow_no_hosts'),
+        allow_any_host=_bool(name, subsystem.get('allow_any_host'), where + '.allow_any_host'),
+        allow_no_hosts=_bool(name, subsystem.get('allow_no_hosts'), where + '.allow_no_hosts'),
         entries=len(entries))
+
+
+def nvmet_target_errors(subsystems, ports, identities=None, groups=None, settings=None, prefix='nvmeof_target_'):
+    """Every refusal of a target's ports, subsystems and settings ([] when fine)."""
+    name = 'nvmet_target_errors'
+    return nvmet.target_errors(
+        _list(name, ports, prefix + 'ports'), _subsystems(name, subsystems, prefix + 'subsystems'),
+        identities=_identities(name, identities), groups=_dict(name, groups, 'groups'),
+        settings=_dict(name, settings, 'settings'), prefix=prefix)
+
+
+def nvmet_target_ports(ports):
+    """The ports as inferops.node.nvmet_subsystem takes them."""
+    return nvmet.target_ports(_list('nvmet_target_ports', ports, 'ports'))
+
+
+def nvmet_target_subsystems(subsystems, identities=None, groups=None):
+    """The subsystems as inferops.node.nvmet_subsystem takes them, inventory hosts and groups resolved to host NQNs."""
+    name = 'nvmet_target_subsystems'
+    return nvmet.target_subsystems(_subsystems(name, subsystems), identities=_identities(name, identities),
+                                   groups=_dict(name, groups, 'groups'))
 
 
 class FilterModule(object):
@@ -56,4 +125,7 @@ class FilterModule(object):
     def filters(self):
         return {
             'nvmet_allowed_hosts_errors': nvmet_allowed_hosts_errors,
+            'nvmet_target_errors': nvmet_target_errors,
+            'nvmet_target_ports': nvmet_target_ports,
+            'nvmet_target_subsystems': nvmet_target_subsystems,
         }

@@ -14,6 +14,19 @@ hostnqn,hostid,queue_count,sqsize,ctrl_loss_tmo,reconnect_delay,kato}`` and
 * ``parse_discovery(text)`` - records of ``nvme discover -o json``.
 * ``device_in_use(kname)`` - mounts, swap, holders of a namespace block device.
 
+The rules of a connection's input, shared by the ``nvme_connect`` module (which raises the
+first refusal) and the ``nvmeof_initiator`` role (filters in ``plugins/filter/nvme_fabrics.py``,
+every refusal at once):
+
+* ``check_connection(item, prefix)`` - one connection's fields (NQN, addresses, port, interface,
+  name, limits, DH-HMAC-CHAP); ``duplicate_connections(conns, variable)`` - names and
+  connections given twice; ``default_name(conn)`` - the name of a connection's boot unit.
+* ``host_identity()`` / ``identity_errors()`` - a host's NQN and ID (given, on file, or generated)
+  and what is wrong with them, duplicates across hosts included.
+* ``initiator_errors()`` / ``initiator_connections()`` / ``identity_duplicates()`` /
+  ``mount_plan()`` - the role's whole input, what it hands ``nvme_connect``, host NQNs or IDs
+  shared by two hosts, and its mounts resolved against the connections.
+
 Paths go through ``module_utils.sysfs`` so unit tests can point them at a recorded tree.
 """
 
@@ -21,13 +34,30 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
+from ansible_collections.inferops.node.plugins.module_utils.mount_options import option_errors
 
 __all__ = [
     'parse_address', 'controllers', 'subsystems', 'matches', 'expected_ctrl_loss_tmo',
-    'parse_discovery', 'device_in_use', 'online_cpus', 'CONNECTED_STATES',
+    'parse_discovery', 'device_in_use', 'online_cpus', 'CONNECTED_STATES', 'DEFAULT_SVCID',
+    'default_name', 'connection_key', 'describe', 'check_connection', 'duplicate_connections',
+    'initiator_errors', 'initiator_connections', 'identity_duplicates', 'mount_plan',
+    'host_identity', 'identity_errors', 'HOSTNQN_FILE', 'HOSTID_FILE',
 ]
+
+HOSTNQN_FILE = '/etc/nvme/hostnqn'
+HOSTID_FILE = '/etc/nvme/hostid'
+# The namespace of Ansible's to_uuid filter: host IDs derived from a host NQN before this
+# code moved out of the role's templates stay the same.
+_TO_UUID_NAMESPACE = uuid.UUID('361E6D51-FAEC-444A-9079-341386DA8E2E')
+_UUID_NQN_RE = re.compile(r'^nqn\.2014-08\.org\.nvmexpress:uuid:(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
+                          r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$')
+
+DEFAULT_SVCID = 4420
+CONNECTION_LIMITS = ('nr_io_queues', 'queue_size', 'ctrl_loss_tmo', 'reconnect_delay', 'keep_alive_tmo')
 
 CLASS_NVME = '/sys/class/nvme'
 CLASS_SUBSYS = '/sys/class/nvme-subsystem'
@@ -261,3 +291,246 @@ def online_cpus():
         elif part:
             count += 1
     return count
+
+
+# ------------------------------------------------------------------ input rules
+
+def default_name(conn):
+    """``<last part of subnqn>-<transport>-<traddr>[-<trsvcid>][-<host_iface>][-<host_traddr>]``."""
+    tail = re.sub(r'[^A-Za-z0-9._-]+', '-', conn['subnqn'].rsplit(':', 1)[-1]).strip('-.')[:48] or 'subsystem'
+    parts = [tail, conn['transport'], conn['traddr'].replace(':', '_')]
+    if conn.get('trsvcid') is not None:
+        parts.append(str(conn['trsvcid']))
+    if conn.get('host_iface'):
+        parts.append(conn['host_iface'])
+    if conn.get('host_traddr'):
+        parts.append(conn['host_traddr'].replace(':', '_'))
+    name = '-'.join(parts)
+    return re.sub(r'[^A-Za-z0-9._-]', '_', name)[:100]
+
+
+def connection_key(conn):
+    """What makes two connections the same one for the kernel."""
+    return (conn['transport'], conn['traddr'], conn.get('trsvcid'), conn['subnqn'],
+            conn.get('host_iface') or '', conn.get('host_traddr') or '', conn.get('hostnqn'))
+
+
+def describe(conn):
+    """``tcp 10.77.0.10:4420``."""
+    where = '%s %s' % (conn['transport'], conn['traddr'])
+    if conn.get('trsvcid') is not None:
+        where += ':%s' % conn['trsvcid']
+    return where
+
+
+def check_connection(item, prefix):
+    """One connection's input -> normalised fields (transport, traddr, trsvcid, host_traddr,
+    host_iface, subnqn, limits, secrets, name); raises ``NvmeInputError`` naming ``prefix``.
+
+    ``item`` holds the module's options (missing keys read as unset). The host identity and
+    whether ``host_iface`` exists on the host are the module's business.
+    """
+    transport = common.check_transport(item.get('transport', 'tcp'), prefix + 'transport')
+    conn = {'transport': transport}
+    conn['subnqn'] = common.check_nqn(item.get('subnqn'), prefix + 'subnqn')
+    conn['traddr'] = common.check_traddr(transport, item.get('traddr'), prefix + 'traddr')
+    trsvcid = item.get('trsvcid')
+    if transport == 'fc':
+        if trsvcid is not None:
+            raise common.NvmeInputError('%strsvcid=%r: fc has no service id' % (prefix, trsvcid), option=prefix + 'trsvcid',
+                                        value=trsvcid, reason='fc has no service id (leave it unset)')
+        conn['trsvcid'] = None
+    else:
+        conn['trsvcid'] = common.check_svcid(DEFAULT_SVCID if trsvcid is None else trsvcid, prefix + 'trsvcid')
+    host_traddr = item.get('host_traddr')
+    conn['host_traddr'] = common.check_traddr(transport, host_traddr, prefix + 'host_traddr') if host_traddr else None
+    host_iface = item.get('host_iface')
+    if host_iface:
+        if transport != 'tcp':
+            raise common.NvmeInputError('%shost_iface=%r: only tcp binds to an interface' % (prefix, host_iface),
+                                        option=prefix + 'host_iface', value=host_iface,
+                                        reason='only tcp binds to an interface (transport %s)' % transport)
+        common.check_netdev(host_iface, prefix + 'host_iface')
+    conn['host_iface'] = host_iface or None
+    for key in CONNECTION_LIMITS:
+        conn[key] = common.check_range(item.get(key), prefix + key, key)
+    secret, ctrl_secret = item.get('dhchap_secret'), item.get('dhchap_ctrl_secret')
+    common.check_dhchap_pair(prefix, item.get('auth') or 'none', secret, ctrl_secret, 'dhchap_secret', 'dhchap_ctrl_secret')
+    conn['dhchap_secret'] = common.check_dhchap_secret(secret, prefix + 'dhchap_secret') if secret else None
+    conn['dhchap_ctrl_secret'] = common.check_dhchap_secret(ctrl_secret, prefix + 'dhchap_ctrl_secret') if ctrl_secret else None
+    name = item.get('name')
+    conn['name'] = common.check_name(name, prefix + 'name') if name else default_name(conn)
+    return conn
+
+
+def duplicate_connections(conns, variable):
+    """Refusals for names and connections given twice; ``conns`` are (index, normalised conn)."""
+    errors = []
+    names = {}
+    keys = {}
+    for index, conn in conns:
+        if conn['name'] in names:
+            errors.append(common.NvmeInputError('%s[%d] and %s[%d] have the same name %r' % (
+                variable, names[conn['name']], variable, index, conn['name'])))
+        names.setdefault(conn['name'], index)
+        key = connection_key(conn)
+        if key in keys:
+            errors.append(common.NvmeInputError('%s[%d] and %s[%d] are the same connection (%s, %s)' % (
+                variable, keys[key], variable, index, describe(conn), conn['subnqn'])))
+        keys.setdefault(key, index)
+    return errors
+
+
+# The role's own settings: (variable suffix, LIMITS kind).
+_ROLE_LIMITS = (('nr_io_queues', 'nr_io_queues'), ('queue_size', 'queue_size'), ('reconnect_delay', 'reconnect_delay'),
+                ('keep_alive_tmo', 'keep_alive_tmo'), ('ctrl_loss_tmo', 'ctrl_loss_tmo'), ('retries', 'retries'),
+                ('retry_delay', 'retry_delay'), ('boot_timeout', 'boot_timeout'))
+
+
+def initiator_errors(connections, mounts=(), settings=None, prefix='nvmeof_initiator_'):
+    """Every refusal of an initiator's input (a list of messages, empty when fine).
+
+    ``connections`` and ``mounts`` are the role's lists; ``settings`` its other variables
+    by name without ``prefix`` (``hostnqn``, ``hostid``, ``soft_roce_netdev``,
+    ``read_ahead_sectors`` and the limits of ``_ROLE_LIMITS``).
+    """
+    settings = settings or {}
+    refusals = common.Refusals()
+    variable = prefix + 'connections'
+    conns = []
+    present = set()
+    for index, item in enumerate(connections or []):
+        conn = refusals.check(check_connection, item, '%s[%d].' % (variable, index))
+        if conn is not None:
+            conns.append((index, conn))
+        if (item.get('state') or 'present') == 'present':
+            present.add(item.get('subnqn'))
+    refusals.extend(exc.entry() for exc in duplicate_connections(conns, variable))
+    for key, kind in _ROLE_LIMITS:
+        refusals.check(common.check_range, settings.get(key), prefix + key, kind)
+    if settings.get('hostnqn') is not None:
+        refusals.check(common.check_nqn, settings['hostnqn'], prefix + 'hostnqn')
+    if settings.get('hostid') is not None:
+        refusals.check(common.check_uuid, settings['hostid'], prefix + 'hostid')
+    if settings.get('soft_roce_netdev') is not None:
+        refusals.check(common.check_netdev, settings['soft_roce_netdev'], prefix + 'soft_roce_netdev')
+    sectors = settings.get('read_ahead_sectors')
+    if sectors is not None and (sectors < 0 or sectors % 8):
+        refusals.append('%sread_ahead_sectors = %s: must be a non-negative multiple of 8 (one 4 KiB page)' % (
+            prefix, json.dumps(sectors)))
+    paths = set()
+    for index, mount in enumerate(mounts or []):
+        where = '%smounts[%d]' % (prefix, index)
+        path = mount.get('path')
+        if refusals.check(common.check_abspath, path, where + '.path', 'an absolute mount point') is not None:
+            if path in paths:
+                refusals.append('%s.path = %s: listed twice' % (where, json.dumps(path)))
+            paths.add(path)
+        if (mount.get('state') or 'mounted') == 'mounted' and mount.get('subnqn') not in present:
+            refusals.append('%s.subnqn = %s: no present connection in %s has this subsystem' % (
+                where, json.dumps(mount.get('subnqn')), variable))
+        refusals.check(common.check_range, mount.get('nsid', 1), where + '.nsid', 'nsid')
+        if mount.get('opts'):
+            refusals.extend('%s.opts = %s: %s' % (where, json.dumps(mount['opts']), problem)
+                            for problem in option_errors(mount['opts'], fstype=mount.get('fstype') or 'xfs'))
+    return list(refusals)
+
+
+def initiator_connections(connections, identity, defaults=None):
+    """The role's connections as ``nvme_connect`` takes them: the role's defaults and this host's
+    identity (``{hostnqn, hostid}``) filled in, unset values left out."""
+    defaults = defaults or {}
+    result = []
+    for conn in connections or []:
+        item = {'subnqn': conn['subnqn'], 'transport': conn.get('transport') or 'tcp', 'traddr': conn['traddr'],
+                'state': conn.get('state') or 'present', 'auth': conn.get('auth') or 'none',
+                'hostnqn': identity['hostnqn'], 'hostid': identity['hostid']}
+        if item['transport'] != 'fc':
+            item['trsvcid'] = conn.get('trsvcid') or DEFAULT_SVCID
+        for key in CONNECTION_LIMITS:
+            value = conn.get(key)
+            value = defaults.get(key) if value is None else value
+            if value is not None:
+                item[key] = value
+        for key in ('name', 'host_iface', 'host_traddr', 'dhchap_secret', 'dhchap_ctrl_secret'):
+            if conn.get(key):
+                item[key] = conn[key]
+        result.append(item)
+    return result
+
+
+def identity_duplicates(identities):
+    """``{host: {hostnqn, hostid}}`` -> messages for each host NQN or host ID two hosts share."""
+    errors = []
+    for key, label in (('hostnqn', 'host NQN'), ('hostid', 'host ID')):
+        users = {}
+        for host in sorted(identities):
+            users.setdefault(identities[host][key], []).append(host)
+        errors.extend('%s %s is used by %s' % (label, value, ', '.join(hosts))
+                      for value, hosts in users.items() if len(hosts) > 1)
+    return errors
+
+
+def mount_plan(mounts, connections, boot_timeout=None):
+    """The role's mounts resolved against ``nvme_connect``'s RV(connections): the namespace's block
+    device (None when it is not there) and the mount options, which wait for the connections' boot units.
+
+    With ``boot_timeout`` (how long a boot unit keeps trying), the mount also waits that long, twice
+    over, for its device: systemd's default of 90 s ends the mount while a target that boots at the
+    same time is still coming up, and the unit's own attempts take time on top of its retry delays.
+    A connection that fails ends the mount anyway (x-systemd.requires).
+    """
+    result = []
+    for mount in mounts or []:
+        nsid = 1 if mount.get('nsid') is None else mount['nsid']
+        conns = [c for c in connections or [] if c.get('subnqn') == mount['subnqn'] and c.get('state') == 'present']
+        devices = []
+        for conn in conns:
+            for dev in conn.get('devices') or []:
+                if dev.get('nsid') == nsid and dev.get('exists') and dev['device'] not in devices:
+                    devices.append(dev['device'])
+        units = sorted(set(c['unit'] for c in conns if c.get('unit')))
+        readonly = mount.get('readonly')
+        opts = ['_netdev', 'nofail'] + (['ro'] if readonly is None or readonly else [])
+        opts += ['x-systemd.requires=' + unit for unit in units]
+        if units and boot_timeout:
+            opts.append('x-systemd.device-timeout=%ds' % (2 * int(boot_timeout)))
+        opts += [o.strip() for o in (mount.get('opts') or '').split(',') if o.strip()]
+        result.append({'path': mount['path'], 'subnqn': mount['subnqn'], 'nsid': nsid,
+                       'fstype': mount.get('fstype') or 'xfs', 'state': mount.get('state') or 'mounted',
+                       'device': devices[0] if devices else None,
+                       'opts': ','.join(sorted(set(opts), key=opts.index))})
+    return result
+
+
+def host_identity(existing_nqn='', existing_id='', generated_nqn='', hostnqn=None, hostid=None):
+    """``{hostnqn, hostid, hostnqn_source}`` of a host: the role's variables first, then the files
+    (``/etc/nvme/hostnqn``, ``/etc/nvme/hostid``), then what ``nvme gen-hostnqn`` printed. A host ID
+    not given nor on file is the UUID of a ``...:uuid:<uuid>`` NQN, else derived from the NQN."""
+    existing_nqn, existing_id, generated_nqn = [(v or '').strip() for v in (existing_nqn, existing_id, generated_nqn)]
+    nqn = hostnqn or existing_nqn or generated_nqn
+    if hostnqn:
+        source = 'nvmeof_initiator_hostnqn'
+    elif existing_nqn:
+        source = HOSTNQN_FILE
+    else:
+        source = 'nvme gen-hostnqn'
+    ident = hostid or existing_id
+    if not ident:
+        found = _UUID_NQN_RE.match(nqn)
+        ident = found.group('uuid') if found else str(uuid.uuid5(_TO_UUID_NAMESPACE, nqn))
+    return {'hostnqn': nqn, 'hostid': ident.lower(), 'hostnqn_source': source}
+
+
+def identity_errors(identity, identities=None):
+    """What is wrong with a host's identity: not an NQN / UUID, or shared with another host
+    (``identities``: every host's identity by name); [] when fine."""
+    refusals = common.Refusals()
+    refusals.check(common.check_nqn, identity.get('hostnqn'), 'host NQN (from %s)' % identity.get('hostnqn_source'))
+    refusals.check(common.check_uuid, identity.get('hostid'), 'host ID')
+    duplicates = identity_duplicates(identities or {})
+    if duplicates:
+        refusals.append('Duplicates: %s. Cloned hosts keep the NQN of their image: delete %s and %s on all but one of '
+                        'them, or set nvmeof_initiator_hostnqn / nvmeof_initiator_hostid per host' % (
+                            '; '.join(duplicates), HOSTNQN_FILE, HOSTID_FILE))
+    return list(refusals)

@@ -16,17 +16,26 @@ enabled port surface) - and records a readable line for each.
 list is refused unless the subsystem opts in with ``allow_no_hosts`` (or lets any host
 in with ``allow_any_host``).
 
-Paths go through ``module_utils.sysfs.host_path`` so unit tests can run on a fake tree.
+``target_errors()``, ``target_ports()`` and ``target_subsystems()`` are the ``nvmeof_target``
+role's input rules and what it hands the module (through the filters of
+``plugins/filter/nvmet.py``), with the field rules of ``module_utils/nvme_common.py``.
+
+Paths go through ``module_utils.sysfs.host_path`` so unit tests can run on a fake tree. The
+imports are relative: the role's boot-time restore helper imports this file, ``nvme_common.py``
+and ``sysfs.py`` from a plain package (``/usr/local/lib/inferops``), outside Ansible.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from . import nvme_common as common
+from . import sysfs
 
-__all__ = ['ROOT', 'read_state', 'Configfs', 'NvmetError', 'HOST_AUTH_ATTRS', 'SUBSYS_ATTRS', 'allowed_hosts_errors']
+__all__ = ['ROOT', 'read_state', 'Configfs', 'NvmetError', 'HOST_AUTH_ATTRS', 'SUBSYS_ATTRS', 'allowed_hosts_errors',
+           'target_errors', 'target_ports', 'target_subsystems', 'IDENTITY_HINT']
 
 ROOT = '/sys/kernel/config/nvmet'
 HOST_AUTH_ATTRS = ('dhchap_key', 'dhchap_ctrl_key', 'dhchap_hash', 'dhchap_dhgroup')
@@ -202,3 +211,174 @@ class Configfs(object):
             # The exception's own text holds the value: never show a secret.
             reason = os.strerror(exc.errno) if isinstance(exc.errno, int) else 'write failed'
             raise NvmetError('%s: %s' % (what, reason))
+
+
+# ------------------------------------------------------------------ the role's input
+
+IDENTITY_HINT = 'run the identity tasks of inferops.node.nvmeof_initiator on %s first, as playbooks/nvmeof_pool.yml does'
+
+
+def _given(entry):
+    return [key for key in ('nqn', 'host', 'group') if entry.get(key) is not None]
+
+
+def _resolve(entry, identities, groups):
+    """The host NQNs an allowed_hosts entry stands for (a group's hosts with a known identity)."""
+    if entry.get('nqn') is not None:
+        return [entry['nqn']]
+    if entry.get('host') is not None:
+        return [identities[entry['host']]['hostnqn']] if entry['host'] in identities else []
+    return [identities[name]['hostnqn'] for name in groups.get(entry.get('group'), []) if name in identities]
+
+
+def target_errors(ports, subsystems, identities=None, groups=None, settings=None, prefix='nvmeof_target_'):
+    """Every refusal of a target's input (a list of messages, empty when fine).
+
+    ``identities`` maps inventory hosts to their ``{hostnqn, hostid}`` (the initiators' identity
+    fact), ``groups`` inventory groups to their hosts; ``settings`` holds ``soft_roce_netdev``,
+    ``restore_timeout`` and ``state_file`` (the role's variables without ``prefix``).
+    """
+    identities = identities or {}
+    groups = groups or {}
+    settings = settings or {}
+    refusals = common.Refusals()
+    ids = set()
+    present = set()
+    listeners = {}
+    for index, port in enumerate(ports or []):
+        where = '%sports[%d]' % (prefix, index)
+        pid = refusals.check(common.check_range, port.get('id'), where + '.id', 'port_id')
+        if pid is not None and pid in ids:
+            refusals.append('%s.id = %s: listed twice' % (where, json.dumps(pid)))
+        ids.add(pid)
+        if (port.get('state') or 'present') != 'present':
+            continue
+        present.add(pid)
+        transport = refusals.check(common.check_transport, port.get('transport') or 'tcp', where + '.transport')
+        svcid = port.get('trsvcid')
+        svcid = 4420 if svcid is None else svcid
+        if port.get('traddr') is None:
+            refusals.append('%s.traddr is required for a present port' % where)
+            traddr = None
+        else:
+            traddr = refusals.check(common.check_traddr, transport, str(port['traddr']), where + '.traddr') if transport else None
+        if transport != 'fc':
+            svcid = refusals.check(common.check_svcid, svcid, where + '.trsvcid')
+        if transport and traddr:
+            key = '%s %s %s' % (transport, traddr, svcid)
+            if key in listeners:
+                refusals.append('%s: %s already listens on %s' % (where, listeners[key], key))
+            listeners.setdefault(key, where)
+    nqns = set()
+    for index, sub in enumerate(subsystems or []):
+        where = '%ssubsystems[%d]' % (prefix, index)
+        nqn = refusals.check(common.check_nqn, sub.get('nqn'), where + '.nqn')
+        if nqn is not None and nqn in nqns:
+            refusals.append('%s.nqn = %s: listed twice' % (where, json.dumps(nqn)))
+        nqns.add(nqn)
+        if (sub.get('state') or 'present') != 'present':
+            continue
+        nsids = set()
+        for nindex, ns in enumerate(sub.get('namespaces') or []):
+            nwhere = '%s.namespaces[%d]' % (where, nindex)
+            nsid = refusals.check(common.check_range, ns.get('nsid'), nwhere + '.nsid', 'nsid')
+            if nsid is not None and nsid in nsids:
+                refusals.append('%s.nsid = %s: listed twice' % (nwhere, json.dumps(nsid)))
+            nsids.add(nsid)
+            refusals.check(common.check_abspath, ns.get('path'), nwhere + '.path')
+            if ns.get('size'):
+                refusals.check(common.check_size, ns['size'], nwhere + '.size')
+            for key in ('uuid', 'nguid'):
+                if ns.get(key):
+                    refusals.check(common.check_uuid, ns[key], '%s.%s' % (nwhere, key))
+        entries = sub.get('allowed_hosts') or []
+        allow_any = bool(sub.get('allow_any_host'))
+        if allow_any and entries:
+            refusals.append('%s: allow_any_host = true and allowed_hosts are exclusive (the kernel refuses both)' % where)
+        else:
+            # An entry that does not resolve counts as one host (its own refusal names it).
+            resolved = []
+            for entry in entries:
+                if _given(entry) == ['group'] and entry['group'] in groups:
+                    resolved += groups[entry['group']]
+                else:
+                    resolved.append(entry)
+            refusals.extend(allowed_hosts_errors(prefix + 'subsystems', index, sub.get('nqn'), resolved, allow_any_host=allow_any,
+                                                 allow_no_hosts=bool(sub.get('allow_no_hosts')), entries=len(entries)))
+        for hindex, entry in enumerate(entries):
+            hwhere = '%s.allowed_hosts[%d]' % (where, hindex)
+            given = _given(entry)
+            if len(given) != 1:
+                refusals.append('%s = %s: give exactly one of nqn, host, group' % (hwhere, json.dumps(entry, sort_keys=True, default=str)))
+            elif given[0] == 'nqn':
+                refusals.check(common.check_nqn, entry['nqn'], hwhere + '.nqn')
+            elif given[0] == 'host' and entry['host'] not in identities:
+                refusals.append('%s.host = %s: not an inventory host whose host NQN is known (%s)' % (
+                    hwhere, json.dumps(entry['host']), IDENTITY_HINT % 'it'))
+            elif given[0] == 'group' and entry['group'] not in groups:
+                refusals.append('%s.group = %s: no such inventory group' % (hwhere, json.dumps(entry['group'])))
+            elif given[0] == 'group':
+                unknown = [name for name in groups[entry['group']] if name not in identities]
+                if unknown:
+                    refusals.append('%s.group = %s: host NQN unknown for %s (%s)' % (
+                        hwhere, json.dumps(entry['group']), ', '.join(unknown), IDENTITY_HINT % 'them'))
+            secret, ctrl_secret = entry.get('dhchap_key'), entry.get('dhchap_ctrl_key')
+            refusals.check(common.check_dhchap_pair, hwhere + '.', entry.get('auth') or 'none', secret, ctrl_secret,
+                           'dhchap_key', 'dhchap_ctrl_key')
+            for key in ('dhchap_key', 'dhchap_ctrl_key'):
+                if entry.get(key):
+                    refusals.check(common.check_dhchap_secret, entry[key], '%s.%s' % (hwhere, key))
+        for pid in sub.get('ports') or []:
+            if pid not in present:
+                refusals.append('%s.ports lists %s, which is not a present port of %sports' % (where, json.dumps(pid), prefix))
+    if settings.get('soft_roce_netdev') is not None:
+        refusals.check(common.check_netdev, str(settings['soft_roce_netdev']), prefix + 'soft_roce_netdev')
+    if settings.get('restore_timeout') is not None:
+        refusals.check(common.check_range, settings['restore_timeout'], prefix + 'restore_timeout', 'restore_timeout')
+    if settings.get('state_file') is not None:
+        refusals.check(common.check_abspath, settings['state_file'], prefix + 'state_file')
+    return list(refusals)
+
+
+def target_ports(ports):
+    """The role's ports as ``nvmet_subsystem`` takes them (defaults filled in)."""
+    result = []
+    for port in ports or []:
+        if (port.get('state') or 'present') == 'absent':
+            result.append({'id': port['id'], 'state': 'absent'})
+        else:
+            result.append({'id': port['id'], 'state': 'present', 'transport': port.get('transport') or 'tcp',
+                           'traddr': port['traddr'], 'trsvcid': 4420 if port.get('trsvcid') is None else port['trsvcid']})
+    return result
+
+
+def target_subsystems(subsystems, identities=None, groups=None):
+    """The role's subsystems as ``nvmet_subsystem`` takes them: allowed_hosts entries naming an
+    inventory host or group become the host NQNs those initiators reported (after ``target_errors``)."""
+    identities = identities or {}
+    groups = groups or {}
+    result = []
+    for sub in subsystems or []:
+        if (sub.get('state') or 'present') == 'absent':
+            result.append({'nqn': sub['nqn'], 'state': 'absent'})
+            continue
+        hosts = []
+        seen = set()
+        for entry in sub.get('allowed_hosts') or []:
+            for name in _resolve(entry, identities, groups):
+                if name in seen:
+                    continue
+                seen.add(name)
+                host = {'nqn': name, 'auth': entry.get('auth') or 'none'}
+                for key in ('dhchap_key', 'dhchap_ctrl_key'):
+                    if entry.get(key):
+                        host[key] = entry[key]
+                hosts.append(host)
+        item = {'nqn': sub['nqn'], 'state': 'present', 'allow_any_host': bool(sub.get('allow_any_host')),
+                'allow_no_hosts': bool(sub.get('allow_no_hosts')), 'allowed_hosts': hosts,
+                'namespaces': sub.get('namespaces') or [], 'ports': sub.get('ports') or []}
+        for key in ('serial', 'model'):
+            if sub.get(key):
+                item[key] = sub[key]
+        result.append(item)
+    return result

@@ -89,3 +89,53 @@ def test_bad_arguments_raise_naming_the_value(subsystem, args, kwargs, needle):
         check(subsystem, *args, **kwargs)
     assert needle in str(err.value)
     assert 'nvmet_allowed_hosts_errors' in str(err.value)
+
+
+# ------------------------------------------------------------------ the target role's whole input
+
+COMPUTE1 = {'hostnqn': HOST, 'hostid': '7e16d9e1-e671-4eb7-a92e-1455d7efcbff'}
+HOSTVARS = {'target1': {'ansible_host': '10.77.0.10'}, 'compute1': {'nvmeof_initiator_host_identity': COMPUTE1}}
+GROUPS = {'all': ['target1', 'compute1'], 'nvmeof_initiators': ['compute1']}
+PORTS = [{'id': 1, 'traddr': '10.77.0.10'}]
+
+
+def test_target_errors_reads_identities_from_hostvars():
+    subs = [{'nqn': SUB, 'allowed_hosts': [{'group': 'nvmeof_initiators'}, {'host': 'compute1'}], 'ports': [1]}]
+    assert FILTERS['nvmet_target_errors'](subs, PORTS, identities=HOSTVARS, groups=GROUPS) == []
+    assert FILTERS['nvmet_target_errors'](subs, PORTS, identities={}, groups=GROUPS) == [
+        'nvmeof_target_subsystems[0].allowed_hosts[0].group = "nvmeof_initiators": host NQN unknown for compute1 (%s)'
+        % (nvmet.IDENTITY_HINT % 'them'),
+        'nvmeof_target_subsystems[0].allowed_hosts[1].host = "compute1": not an inventory host whose host NQN is known (%s)'
+        % (nvmet.IDENTITY_HINT % 'it')]
+
+
+@pytest.mark.parametrize('value', ['yes', 'true', 1])
+def test_target_errors_accepts_boolean_spellings(value):
+    subs = [{'nqn': SUB, 'allowed_hosts': [], 'allow_no_hosts': value}]
+    assert FILTERS['nvmet_target_errors'](subs, PORTS) == []
+    assert FILTERS['nvmet_target_subsystems'](subs)[0]['allow_no_hosts'] is True
+
+
+def test_target_errors_refuses_a_non_boolean():
+    with pytest.raises(AnsibleFilterError, match=r'nvmet_target_errors: nvmeof_target_subsystems\[0\].allow_any_host'):
+        FILTERS['nvmet_target_errors']([{'nqn': SUB, 'allow_any_host': 'maybe'}], PORTS)
+
+
+def test_target_ports_and_subsystems_for_the_module():
+    assert FILTERS['nvmet_target_ports'](PORTS) == [
+        {'id': 1, 'state': 'present', 'transport': 'tcp', 'traddr': '10.77.0.10', 'trsvcid': 4420}]
+    subs = FILTERS['nvmet_target_subsystems']([{'nqn': SUB, 'allowed_hosts': [{'group': 'nvmeof_initiators'}]}],
+                                              identities=HOSTVARS, groups=GROUPS)
+    assert subs[0]['allowed_hosts'] == [{'nqn': HOST, 'auth': 'none'}]
+
+
+@pytest.mark.parametrize('call, message', [
+    (lambda: FILTERS['nvmet_target_errors']({}, PORTS), 'nvmet_target_errors: nvmeof_target_subsystems must be a list'),
+    (lambda: FILTERS['nvmet_target_errors']([], ['x']), 'nvmet_target_errors: each entry of nvmeof_target_ports must be a dict'),
+    (lambda: FILTERS['nvmet_target_errors']([], PORTS, groups=[]), 'nvmet_target_errors: groups must be a dict'),
+    (lambda: FILTERS['nvmet_target_subsystems']([], identities=['x']), 'identities must be hostvars or a dict'),
+    (lambda: FILTERS['nvmet_target_ports']('1'), 'nvmet_target_ports: ports must be a list'),
+])
+def test_wrong_input_types_are_filter_errors(call, message):
+    with pytest.raises(AnsibleFilterError, match=message.replace('[', r'\[').replace(']', r'\]')):
+        call()
