@@ -9,7 +9,7 @@ and ``md_info`` (which only reads) get array state from.
   ``/sys/block/mdX/md`` and ``/proc/mdstat`` merged (level, UUID, members with their roles, status,
   sync progress, degraded/failed/spare counts).
 * ``array_names`` - kernel name -> array name (from the ``/dev/md/<name>`` links udev makes).
-* ``drive_identity`` - a drive's by-id paths, serial, model, firmware and size from sysfs.
+* ``drive_identity`` - a drive's by-id paths (``blockdev.by_id_paths``), serial, model, firmware and size.
 
 Commands run through ``module.run_command`` with argument lists; the caller runs
 ``blockdev.setup_module(module)`` first so they run in the C locale.
@@ -18,14 +18,13 @@ Commands run through ``module.run_command`` with argument lists; the caller runs
 from __future__ import annotations
 
 import os
-import re
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 __all__ = [
     'SYNC_STATUS', 'mdadm_bin', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
-    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'by_id_paths', 'drive_identity',
+    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'drive_identity',
 ]
 
 # sync_action (sysfs) or the /proc/mdstat action -> the status word reported for the array.
@@ -177,16 +176,6 @@ def array_status(module, kname, name, members=None):
     return result
 
 
-def by_id_paths(kname):
-    """The ``/dev/disk/by-id`` links of a device, sorted (the model_serial form before eui/nvme.* ids)."""
-    paths = []
-    for entry in sysfs.listdir('/dev/disk/by-id'):
-        path = '/dev/disk/by-id/%s' % entry
-        if sysfs.realpath(path) == '/dev/%s' % kname:
-            paths.append(path)
-    return sorted(paths, key=lambda p: (bool(re.search(r'/(nvme-eui\.|nvme-nvme\.|wwn-)', p)), len(p), p))
-
-
 def drive_identity(kname):
     """``{by_id, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when unknown)."""
     base = '/sys/class/block/%s' % kname
@@ -195,6 +184,6 @@ def drive_identity(kname):
     def attr(name):
         value = sysfs.read_attr('%s/device/%s' % (base, name))
         return value.strip() if value is not None and value.strip() else None
-    ids = by_id_paths(kname)
+    ids = blockdev.by_id_paths(kname)
     return {'by_id': ids[0] if ids else None, 'by_id_all': ids, 'serial': attr('serial'), 'model': attr('model'),
             'firmware': attr('firmware_rev'), 'size_bytes': sectors * 512 if sectors is not None else None}
