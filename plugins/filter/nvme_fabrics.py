@@ -10,68 +10,30 @@ shared with the ``nvme_connect`` module. The documentation of each filter lives 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.inferops.node.plugins.filter.nvmet import as_dict, as_list, inventory_identities
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
-
-
-IDENTITY_FACT = 'nvmeof_initiator_host_identity'
-
-
-def _identities(name, value):
-    """{host: {hostnqn, hostid}} from the play's ``hostvars`` (each host's identity fact) or from a dict
-    of identities by host; hosts without a known identity are left out."""
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise AnsibleFilterError('%s: identities must be hostvars or a dict of identities by host, got %r' % (name, value))
-    result = {}
-    for host in list(value):
-        ident = value[host]
-        if isinstance(ident, Mapping) and 'hostnqn' not in ident:
-            ident = ident[IDENTITY_FACT] if IDENTITY_FACT in ident else None
-        if isinstance(ident, Mapping) and ident.get('hostnqn'):
-            result[str(host)] = dict(ident)
-    return result
-
-
-def _list(name, value, what):
-    if value is None:
-        return []
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise AnsibleFilterError('%s: %s must be a list, got %r' % (name, what, value))
-    for item in value:
-        if not isinstance(item, Mapping):
-            raise AnsibleFilterError('%s: each entry of %s must be a dict, got %r' % (name, what, item))
-    return [dict(item) for item in value]
-
-
-def _dict(name, value, what):
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise AnsibleFilterError('%s: %s must be a dict, got %r' % (name, what, value))
-    return dict(value)
 
 
 def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_initiator_'):
     """Every refusal of an initiator's connections, mounts and settings ([] when fine)."""
     name = 'nvme_fabrics_errors'
-    return nvme_fabrics.initiator_errors(_list(name, connections, prefix + 'connections'),
-                                         _list(name, mounts, prefix + 'mounts'),
-                                         _dict(name, settings, 'settings'), prefix=prefix)
+    return nvme_fabrics.initiator_errors(as_list(name, connections, prefix + 'connections'),
+                                         as_list(name, mounts, prefix + 'mounts'),
+                                         as_dict(name, settings, 'settings'), prefix=prefix)
 
 
 def nvme_fabrics_connections(connections, identity, defaults=None):
     """The connections as inferops.node.nvme_connect takes them (defaults and host identity filled in)."""
     name = 'nvme_fabrics_connections'
-    identity = _dict(name, identity, 'identity')
+    identity = as_dict(name, identity, 'identity')
     if not identity.get('hostnqn') or not identity.get('hostid'):
         raise AnsibleFilterError('%s: identity must hold hostnqn and hostid, got %r' % (name, identity))
-    return nvme_fabrics.initiator_connections(_list(name, connections, 'connections'), identity,
-                                              _dict(name, defaults, 'defaults'))
+    return nvme_fabrics.initiator_connections(as_list(name, connections, 'connections'), identity,
+                                              as_dict(name, defaults, 'defaults'))
 
 
 def nvme_fabrics_host_identity(lines, hostnqn=None, hostid=None):
@@ -86,7 +48,7 @@ def nvme_fabrics_host_identity(lines, hostnqn=None, hostid=None):
 def nvme_fabrics_identity_errors(identity, identities=None):
     """What is wrong with a host's identity, duplicates across ``identities`` included ([] when fine)."""
     name = 'nvme_fabrics_identity_errors'
-    return nvme_fabrics.identity_errors(_dict(name, identity, 'identity'), _identities(name, identities))
+    return nvme_fabrics.identity_errors(as_dict(name, identity, 'identity'), inventory_identities(name, identities))
 
 
 def nvme_fabrics_mount_plan(mounts, connections, boot_timeout=None):
@@ -94,7 +56,7 @@ def nvme_fabrics_mount_plan(mounts, connections, boot_timeout=None):
     name = 'nvme_fabrics_mount_plan'
     if boot_timeout is not None and (isinstance(boot_timeout, bool) or not isinstance(boot_timeout, int)):
         raise AnsibleFilterError('%s: boot_timeout must be an integer (seconds), got %r' % (name, boot_timeout))
-    return nvme_fabrics.mount_plan(_list(name, mounts, 'mounts'), _list(name, connections, 'connections'), boot_timeout)
+    return nvme_fabrics.mount_plan(as_list(name, mounts, 'mounts'), as_list(name, connections, 'connections'), boot_timeout)
 
 
 class FilterModule(object):

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters for the kernel NVMe target (nvmet) rules the roles check on the controller.
 
-The rules live in ``module_utils/nvmet.py`` (with the field rules of ``module_utils/nvme_common.py``),
+``as_list``, ``as_dict`` and ``inventory_identities`` check a filter's input; the initiator's filters
+(``nvme_fabrics.py``) use them too. The rules live in ``module_utils/nvmet.py`` (with the field rules of ``module_utils/nvme_common.py``),
 shared with the ``nvmet_subsystem`` module. The documentation of each filter lives next to this file
 in ``<filter name>.yml``.
 """
@@ -21,7 +22,7 @@ from ansible_collections.inferops.node.plugins.module_utils import nvmet
 IDENTITY_FACT = 'nvmeof_initiator_host_identity'
 
 
-def _identities(name, value):
+def inventory_identities(name, value):
     """{host: {hostnqn, hostid}} from the play's ``hostvars`` (each host's identity fact) or from a dict
     of identities by host; hosts without a known identity are left out."""
     if value is None:
@@ -45,7 +46,7 @@ def _bool(name, value, what):
         raise AnsibleFilterError('%s: %s: %s' % (name, what, exc))
 
 
-def _list(name, value, what):
+def as_list(name, value, what):
     if value is None:
         return []
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
@@ -56,7 +57,7 @@ def _list(name, value, what):
     return [dict(item) for item in value]
 
 
-def _dict(name, value, what):
+def as_dict(name, value, what):
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -65,7 +66,7 @@ def _dict(name, value, what):
 
 
 def _subsystems(name, value, variable='subsystems'):
-    subsystems = _list(name, value, variable)
+    subsystems = as_list(name, value, variable)
     for index, sub in enumerate(subsystems):
         where = '%s[%d]' % (variable, index)
         for key in ('allow_any_host', 'allow_no_hosts'):
@@ -102,21 +103,21 @@ def nvmet_target_errors(subsystems, ports, identities=None, groups=None, setting
     """Every refusal of a target's ports, subsystems and settings ([] when fine)."""
     name = 'nvmet_target_errors'
     return nvmet.target_errors(
-        _list(name, ports, prefix + 'ports'), _subsystems(name, subsystems, prefix + 'subsystems'),
-        identities=_identities(name, identities), groups=_dict(name, groups, 'groups'),
-        settings=_dict(name, settings, 'settings'), prefix=prefix)
+        as_list(name, ports, prefix + 'ports'), _subsystems(name, subsystems, prefix + 'subsystems'),
+        identities=inventory_identities(name, identities), groups=as_dict(name, groups, 'groups'),
+        settings=as_dict(name, settings, 'settings'), prefix=prefix)
 
 
 def nvmet_target_ports(ports):
     """The ports as inferops.node.nvmet_subsystem takes them."""
-    return nvmet.target_ports(_list('nvmet_target_ports', ports, 'ports'))
+    return nvmet.target_ports(as_list('nvmet_target_ports', ports, 'ports'))
 
 
 def nvmet_target_subsystems(subsystems, identities=None, groups=None):
     """The subsystems as inferops.node.nvmet_subsystem takes them, inventory hosts and groups resolved to host NQNs."""
     name = 'nvmet_target_subsystems'
-    return nvmet.target_subsystems(_subsystems(name, subsystems), identities=_identities(name, identities),
-                                   groups=_dict(name, groups, 'groups'))
+    return nvmet.target_subsystems(_subsystems(name, subsystems), identities=inventory_identities(name, identities),
+                                   groups=as_dict(name, groups, 'groups'))
 
 
 class FilterModule(object):
