@@ -99,8 +99,7 @@ def policy(number):
         rules = load_rules(RULES)
     except (OSError, ValueError, irq.IrqError):
         return 0
-    name = irq.sysfs.read_attr('/sys/kernel/irq/%d/actions' % number)
-    name = name.strip() if name is not None else read_names().get(number)
+    name = irq.irq_name(number) or read_names().get(number)
     if name is not None and any(rule['matched'] for rule in irq.match_rules(rules, {number: name})):
         print('ban=true')
     return 0
