@@ -33,7 +33,9 @@ description:
     disconnected unless O(force=true).
   - With O(persistent=present), each connection is recorded so it comes back at boot, in one systemd
     unit per connection (C(inferops-nvmf-connect@<name>.service), ordered after
-    C(network-online.target) and before C(remote-fs-pre.target)). The unit retries for
+    C(network-online.target) and before C(remote-fs-pre.target)). The unit template and its helper
+    are files of the C(inferops.node.nvmeof_initiator) role (install them first when using this module
+    on its own); this module writes each connection's settings file and enables and starts its instance. The unit retries for
     O(boot_timeout) seconds and fails on its own when its connection cannot be made, so every
     connection's failure shows in C(systemctl) and the journal. nvme-cli's own C(nvmf-autoconnect.service)
     (C(nvme connect-all) over C(/etc/nvme/discovery.conf) or C(config.json)) is not used - nvme-cli
@@ -225,8 +227,10 @@ requirements:
 notes:
   - The kernel modules of the transports (C(nvme-tcp), C(nvme-rdma), C(nvme-fc)) are loaded when missing;
     loading them at boot is the job of the C(inferops.node.nvmeof_initiator) role.
-  - Boot records are C(/etc/systemd/system/inferops-nvmf-connect@.service), the helper
-    C(/usr/local/sbin/inferops-nvmf-connect) and one C(/etc/nvme/inferops/<name>.conf) per connection.
+  - Boot records are one C(/etc/nvme/inferops/<name>.conf) per connection (mode 0600, it may hold a secret),
+    read by the role's C(/usr/local/sbin/inferops-nvmf-connect) through
+    C(/etc/systemd/system/inferops-nvmf-connect@.service); O(persistent=present) fails when the unit
+    template is missing (a warning in check mode).
     Mount a filesystem of a fabric namespace with C(_netdev,nofail,x-systemd.requires=<unit>) so it
     waits for its connection.
 seealso:
@@ -398,7 +402,7 @@ units:
   type: list
   elements: dict
 files_changed:
-  description: Boot record files written or removed (or that would be, in check mode).
+  description: Per-connection settings files written or removed (or that would be, in check mode).
   returned: always
   type: list
   elements: str
@@ -417,99 +421,18 @@ from ansible_collections.inferops.node.plugins.module_utils import nvme_common a
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
-HOSTNQN_FILE = '/etc/nvme/hostnqn'
-HOSTID_FILE = '/etc/nvme/hostid'
+HOSTNQN_FILE = fabrics.HOSTNQN_FILE
+HOSTID_FILE = fabrics.HOSTID_FILE
 UNIT_DIR = '/etc/systemd/system'
 UNIT_TEMPLATE = 'inferops-nvmf-connect@.service'
 HELPER = '/usr/local/sbin/inferops-nvmf-connect'
 CONF_DIR = '/etc/nvme/inferops'
-DEFAULT_SVCID = 4420
 MASK = '********'
 
-_NAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$')
-_IFACE_RE = re.compile(r'^[A-Za-z0-9_.:-]{1,15}$')
-
-UNIT_TEXT = """\
-# Managed by inferops.node.nvme_connect - changes are overwritten.
-# One instance per NVMe-oF connection; its settings are in /etc/nvme/inferops/<instance>.conf.
-[Unit]
-Description=NVMe-oF connection %i (inferops.node.nvme_connect)
-Documentation=man:nvme-connect(1)
-Wants=network-online.target remote-fs-pre.target
-After=network-online.target systemd-modules-load.service
-Before=remote-fs-pre.target
-ConditionPathExists=/etc/nvme/inferops/%i.conf
-
-[Service]
-Type=oneshot
-RemainAfterExit=yes
-ExecStart=/usr/local/sbin/inferops-nvmf-connect %i
-TimeoutStartSec=infinity
-
-[Install]
-WantedBy=multi-user.target
-"""
-
-HELPER_TEXT = """\
-#!/bin/sh
-# Managed by inferops.node.nvme_connect - changes are overwritten.
-# Makes one NVMe-oF connection described by /etc/nvme/inferops/<name>.conf, retrying
-# every NVMF_RETRY_DELAY seconds, NVMF_ATTEMPTS times. Exits 0 as soon as the kernel
-# has the controller (connected now or before: checked in sysfs), 1 when every attempt
-# failed - so systemd reports each connection's failure on its own.
-set -u
-name=${1:?usage: inferops-nvmf-connect <name>}
-conf=/etc/nvme/inferops/$name.conf
-if [ ! -r "$conf" ]; then
-    echo "$conf: not found" >&2
-    exit 1
-fi
-. "$conf"
-
-have_controller() {
-    for ctrl in /sys/class/nvme/nvme*; do
-        [ -r "$ctrl/subsysnqn" ] || continue
-        [ "$(cat "$ctrl/subsysnqn")" = "$NVMF_SUBNQN" ] || continue
-        [ "$(cat "$ctrl/transport")" = "$NVMF_TRANSPORT" ] || continue
-        [ "$(cat "$ctrl/hostnqn" 2>/dev/null)" = "$NVMF_HOSTNQN" ] || continue
-        addr=",$(cat "$ctrl/address"),"
-        case $addr in *",traddr=$NVMF_TRADDR,"*) ;; *) continue ;; esac
-        if [ -n "$NVMF_TRSVCID" ]; then
-            case $addr in *",trsvcid=$NVMF_TRSVCID,"*) ;; *) continue ;; esac
-        fi
-        if [ -n "$NVMF_HOST_IFACE" ]; then
-            case $addr in *",host_iface=$NVMF_HOST_IFACE,"*) ;; *) continue ;; esac
-        fi
-        if [ -n "$NVMF_HOST_TRADDR" ]; then
-            case $addr in *",host_traddr=$NVMF_HOST_TRADDR,"*) ;; *) continue ;; esac
-        fi
-        state=$(cat "$ctrl/state")
-        case $state in deleting*|dead) continue ;; esac
-        echo "${ctrl##*/}: $NVMF_SUBNQN via $NVMF_TRANSPORT $NVMF_TRADDR ${NVMF_TRSVCID:-} is $state"
-        return 0
-    done
-    return 1
-}
-
-/sbin/modprobe -a nvme-fabrics "nvme-$NVMF_TRANSPORT" || true
-attempt=1
-while :; do
-    have_controller && exit 0
-    # NVMF_CONNECT_ARGS holds validated tokens without blanks: split on purpose.
-    # shellcheck disable=SC2086
-    if /usr/sbin/nvme connect $NVMF_CONNECT_ARGS; then
-        have_controller && exit 0
-    fi
-    have_controller && exit 0
-    if [ "$attempt" -ge "$NVMF_ATTEMPTS" ]; then
-        echo "$name: $NVMF_TRANSPORT $NVMF_TRADDR ${NVMF_TRSVCID:-}: not connected after $attempt attempts" >&2
-        exit 1
-    fi
-    echo "$name: attempt $attempt/$NVMF_ATTEMPTS failed; retrying in $NVMF_RETRY_DELAY s" >&2
-    attempt=$((attempt + 1))
-    sleep "$NVMF_RETRY_DELAY"
-done
-"""
+# The boot unit template and its helper are files of the inferops.node.nvmeof_initiator role;
+# this module writes only what is per connection (its settings file, which may hold a secret)
+# and enables the unit's instance.
+UNIT_PATH = '%s/%s' % (UNIT_DIR, UNIT_TEMPLATE)
 
 
 class ConnectError(Exception):
@@ -524,33 +447,11 @@ def remove_file(path):
         os.unlink(real)
 
 
-def default_name(conn):
-    tail = re.sub(r'[^A-Za-z0-9._-]+', '-', conn['subnqn'].rsplit(':', 1)[-1]).strip('-.')[:48] or 'subsystem'
-    parts = [tail, conn['transport'], conn['traddr'].replace(':', '_')]
-    if conn['trsvcid'] is not None:
-        parts.append(str(conn['trsvcid']))
-    if conn.get('host_iface'):
-        parts.append(conn['host_iface'])
-    if conn.get('host_traddr'):
-        parts.append(conn['host_traddr'].replace(':', '_'))
-    name = '-'.join(parts)
-    return re.sub(r'[^A-Za-z0-9._-]', '_', name)[:100]
-
-
 def unit_name(name):
     return 'inferops-nvmf-connect@%s.service' % name
 
 
-def identity(conn):
-    return (conn['transport'], conn['traddr'], conn['trsvcid'], conn['subnqn'],
-            conn.get('host_iface') or '', conn.get('host_traddr') or '', conn.get('hostnqn'))
-
-
-def describe(conn):
-    where = '%s %s' % (conn['transport'], conn['traddr'])
-    if conn.get('trsvcid') is not None:
-        where += ':%s' % conn['trsvcid']
-    return where
+describe = fabrics.describe
 
 
 # ------------------------------------------------------------------ validation
@@ -597,16 +498,14 @@ class Validator(object):
         return hostnqn, hostid
 
     def portal(self, item, prefix):
-        transport = item['transport']
-        if transport not in common.TRANSPORTS:
-            raise common.NvmeInputError('%stransport=%r is not one of %s' % (prefix, transport, ', '.join(common.TRANSPORTS)))
+        """A discovery controller's address (the fields a connection has besides its subsystem)."""
+        transport = common.check_transport(item['transport'], prefix + 'transport')
         traddr = common.check_traddr(transport, item.get('traddr'), prefix + 'traddr')
         trsvcid = item.get('trsvcid')
-        if transport == 'fc':
-            if trsvcid is not None:
-                raise common.NvmeInputError('%strsvcid=%r: fc has no service id' % (prefix, trsvcid))
-        else:
-            trsvcid = common.check_svcid(DEFAULT_SVCID if trsvcid is None else trsvcid, prefix + 'trsvcid')
+        if transport == 'fc' and trsvcid is not None:
+            raise common.NvmeInputError('%strsvcid=%r: fc has no service id' % (prefix, trsvcid))
+        if transport != 'fc':
+            trsvcid = common.check_svcid(fabrics.DEFAULT_SVCID if trsvcid is None else trsvcid, prefix + 'trsvcid')
         host_traddr = item.get('host_traddr')
         if host_traddr:
             host_traddr = common.check_traddr(transport, host_traddr, prefix + 'host_traddr')
@@ -614,52 +513,22 @@ class Validator(object):
         if host_iface:
             if transport != 'tcp':
                 raise common.NvmeInputError('%shost_iface=%r: only tcp binds to an interface' % (prefix, host_iface))
-            if not _IFACE_RE.match(host_iface) or host_iface in ('.', '..'):
-                raise common.NvmeInputError('%shost_iface=%r is not an interface name' % (prefix, host_iface))
-            if not sysfs.exists('/sys/class/net/%s' % host_iface):
-                raise common.NvmeInputError('%shost_iface=%r: no such network interface on this host' % (prefix, host_iface))
-        hostnqn, hostid = self.host(item, prefix)
-        return dict(transport=transport, traddr=traddr, trsvcid=trsvcid, host_traddr=host_traddr or None,
-                    host_iface=host_iface or None, hostnqn=hostnqn, hostid=hostid)
+            common.check_netdev(host_iface, prefix + 'host_iface')
+        portal = dict(transport=transport, traddr=traddr, trsvcid=trsvcid, host_traddr=host_traddr or None,
+                      host_iface=host_iface or None)
+        return self.on_host(portal, item, prefix)
 
-    @staticmethod
-    def integer(item, key, prefix, low, high=None, allow=()):
-        value = item.get(key)
-        if value is None:
-            return None
-        if value in allow:
-            return value
-        if value < low or (high is not None and value > high):
-            bound = '%d-%d' % (low, high) if high is not None else '>= %d' % low
-            extra = ' (or %s)' % ', '.join(str(a) for a in allow) if allow else ''
-            raise common.NvmeInputError('%s%s=%r is out of range (%s%s)' % (prefix, key, value, bound, extra))
-        return value
+    def on_host(self, conn, item, prefix):
+        """What only the host can tell: the interface exists, the host NQN and ID."""
+        if conn.get('host_iface') and not sysfs.exists('/sys/class/net/%s' % conn['host_iface']):
+            raise common.NvmeInputError('%shost_iface=%r: no such network interface on this host' % (prefix, conn['host_iface']))
+        conn['hostnqn'], conn['hostid'] = self.host(item, prefix)
+        return conn
 
     def connection(self, item, index):
         prefix = 'connections[%d].' % index
-        conn = self.portal(item, prefix)
-        conn['subnqn'] = common.check_nqn(item.get('subnqn'), prefix + 'subnqn')
+        conn = self.on_host(fabrics.check_connection(item, prefix), item, prefix)
         conn['state'] = item['state']
-        conn['nr_io_queues'] = self.integer(item, 'nr_io_queues', prefix, 1, 1024)
-        conn['queue_size'] = self.integer(item, 'queue_size', prefix, 16, 1024)
-        conn['ctrl_loss_tmo'] = self.integer(item, 'ctrl_loss_tmo', prefix, 0, 2 ** 31 - 1, allow=(-1,))
-        conn['reconnect_delay'] = self.integer(item, 'reconnect_delay', prefix, 1, 2 ** 31 - 1)
-        conn['keep_alive_tmo'] = self.integer(item, 'keep_alive_tmo', prefix, 1, 65535)
-        secret = item.get('dhchap_secret')
-        ctrl_secret = item.get('dhchap_ctrl_secret')
-        if item['auth'] == 'dhchap' and not secret:
-            raise common.NvmeInputError('%sauth=dhchap needs %sdhchap_secret (the host secret is missing)' % (prefix, prefix))
-        if ctrl_secret and not secret:
-            raise common.NvmeInputError('%sdhchap_ctrl_secret needs %sdhchap_secret' % (prefix, prefix))
-        conn['dhchap_secret'] = common.check_dhchap_secret(secret, prefix + 'dhchap_secret') if secret else None
-        conn['dhchap_ctrl_secret'] = common.check_dhchap_secret(ctrl_secret, prefix + 'dhchap_ctrl_secret') if ctrl_secret else None
-        name = item.get('name')
-        if name:
-            if not _NAME_RE.match(name):
-                raise common.NvmeInputError('%sname=%r: use letters, digits, ".", "_" and "-" (at most 100)' % (prefix, name))
-        else:
-            name = default_name(conn)
-        conn['name'] = name
         conn['index'] = index
         return conn
 
@@ -671,19 +540,8 @@ def validate(module):
         if params[key] < low:
             raise common.NvmeInputError('%s=%r must be >= %d' % (key, params[key], low))
     conns = [validator.connection(item, index) for index, item in enumerate(params['connections'])]
-    names = {}
-    identities = {}
-    for conn in conns:
-        other = names.get(conn['name'])
-        if other is not None:
-            raise common.NvmeInputError('connections[%d] and connections[%d] have the same name %r' % (
-                other['index'], conn['index'], conn['name']))
-        names[conn['name']] = conn
-        other = identities.get(identity(conn))
-        if other is not None:
-            raise common.NvmeInputError('connections[%d] and connections[%d] are the same connection (%s, %s)' % (
-                other['index'], conn['index'], describe(conn), conn['subnqn']))
-        identities[identity(conn)] = conn
+    for refusal in fabrics.duplicate_connections([(c['index'], c) for c in conns], 'connections'):
+        raise refusal
     portals = []
     for index, item in enumerate(params['discover']):
         portals.append(validator.portal(item, 'discover[%d].' % index))
@@ -918,31 +776,39 @@ def main():
         module.fail_json(msg=to_native(exc), **result)
 
     nvme = Nvme(module)
-    check = module.check_mode
     try:
-        run(module, nvme, conns, portals, result, check)
+        plan = make_plan(module, nvme, conns, portals)
+        if not module.check_mode:
+            apply(module, nvme, plan)
+        report(module, plan, result)
     except ConnectError as exc:
         module.fail_json(msg=to_native(exc), **result)
     module.exit_json(**result)
 
 
-def run(module, nvme, conns, portals, result, check):
+# ------------------------------------------------------------------ plan
+
+def make_plan(module, nvme, conns, portals):
+    """What would change, from the kernel's and systemd's state; refusals raise ConnectError.
+
+    Nothing changes here, except that explicit discovery (``discover``, read-only for the
+    target) loads the transport's kernel module outside check mode, so it can ask.
+    """
     params = module.params
-    # ---- 2. explicit discovery (read only)
+    plan = dict(discovery=[], entries=[], files=[], units=[])
     if portals:
-        if not check:
+        if not module.check_mode:
             ensure_modules(module, [p['transport'] for p in portals])
         for portal in portals:
             records, errors = with_retries(params['retries'], params['retry_delay'], lambda p=portal: nvme.discover(p))
             if records is None:
                 raise ConnectError('discovery at %s failed after %d attempts: %s' % (describe(portal), len(errors), errors[-1]))
-            result['discovery'].append(dict(transport=portal['transport'], traddr=portal['traddr'], trsvcid=portal['trsvcid'],
-                                            host_iface=portal['host_iface'], host_traddr=portal['host_traddr'], records=records))
+            plan['discovery'].append(dict(transport=portal['transport'], traddr=portal['traddr'], trsvcid=portal['trsvcid'],
+                                          host_iface=portal['host_iface'], host_traddr=portal['host_traddr'], records=records))
 
-    # ---- 3. plan
     ctrls, subsystems = snapshot()
+    plan['before'] = connection_lines(ctrls)
     cpus = fabrics.online_cpus()
-    plan = []
     for conn in conns:
         matched = [c for c in ctrls if fabrics.matches(c, conn)]
         entry = dict(conn=conn, matched=matched, updates=[], differ=[], action='unchanged')
@@ -960,83 +826,94 @@ def run(module, nvme, conns, portals, result, check):
                     entry['action'] = 'updated'
         else:
             entry['action'] = 'disconnected' if matched else 'absent'
-        plan.append(entry)
+        plan['entries'].append(entry)
+    if not params['force']:
+        refuse_last_paths_in_use(plan['entries'], ctrls, subsystems)
 
-    # safety: never drop the last path of a namespace in use
+    if params['persistent'] != 'ignore':
+        if not sysfs.isdir('/run/systemd/system'):
+            raise ConnectError('persistent=%s needs systemd (no /run/systemd/system on this host)' % params['persistent'])
+        plan['files'] = plan_files(module, plan['entries'])
+        plan['units'] = plan_units(module, plan['entries'])
+    return plan
+
+
+def refuse_last_paths_in_use(entries, ctrls, subsystems):
+    """Never drop the last path of a namespace that is mounted, swap or held."""
     removing = set()
-    for entry in plan:
+    for entry in entries:
         if entry['action'] in ('disconnected', 'reconnected'):
             removing.update(c['name'] for c in entry['matched'])
-    adding = set(e['conn']['subnqn'] for e in plan if e['action'] == 'connected')
-    if not params['force']:
-        for entry in plan:
-            if entry['action'] not in ('disconnected', 'reconnected'):
+    adding = set(e['conn']['subnqn'] for e in entries if e['action'] == 'connected')
+    for entry in entries:
+        if entry['action'] not in ('disconnected', 'reconnected'):
+            continue
+        for ctrl in entry['matched']:
+            subsys = subsystems.get(ctrl['subsystem'] or '')
+            if subsys is None:
                 continue
+            others = [c for c in ctrls if c['name'] in subsys['controllers'] and c['name'] not in removing
+                      and c['state'] in ('live', 'connecting', 'resetting')]
+            if others or (entry['action'] == 'disconnected' and subsys['nqn'] in adding):
+                continue
+            busy = []
+            for ns in subsys['namespaces']:
+                busy += ['%s %s' % (ns['device'], reason) for reason in fabrics.device_in_use(ns['name'])]
+            if busy:
+                raise ConnectError(
+                    'connections[%d] (%s, %s): refusing to %s %s, the last path to %s (%s); '
+                    'unmount first or set force=true' % (
+                        entry['conn']['index'], describe(entry['conn']), entry['conn']['subnqn'],
+                        'disconnect' if entry['action'] == 'disconnected' else 'reconnect',
+                        ctrl['name'], subsys['name'], '; '.join(busy)))
+
+
+# ------------------------------------------------------------------ apply
+
+def apply(module, nvme, plan):
+    """Connections first (new paths before old ones go), then the boot records and units."""
+    entries = plan['entries']
+    transports = [e['conn']['transport'] for e in entries if e['action'] in ('connected', 'reconnected')]
+    if transports:
+        ensure_modules(module, transports)
+    for entry in entries:
+        if entry['action'] == 'connected':
+            entry['discovery'] = connect(module, nvme, entry['conn'])
+    for entry in entries:
+        if entry['action'] == 'reconnected':
             for ctrl in entry['matched']:
-                subsys = subsystems.get(ctrl['subsystem'] or '')
-                if subsys is None:
-                    continue
-                others = [c for c in ctrls if c['name'] in subsys['controllers'] and c['name'] not in removing
-                          and c['state'] in ('live', 'connecting', 'resetting')]
-                if others or (entry['action'] == 'disconnected' and subsys['nqn'] in adding):
-                    continue
-                busy = []
-                for ns in subsys['namespaces']:
-                    busy += ['%s %s' % (ns['device'], reason) for reason in fabrics.device_in_use(ns['name'])]
-                if busy:
-                    raise ConnectError(
-                        'connections[%d] (%s, %s): refusing to %s %s, the last path to %s (%s); '
-                        'unmount first or set force=true' % (
-                            entry['conn']['index'], describe(entry['conn']), entry['conn']['subnqn'],
-                            'disconnect' if entry['action'] == 'disconnected' else 'reconnect',
-                            ctrl['name'], subsys['name'], '; '.join(busy)))
+                disconnect(module, nvme, entry['conn'], ctrl)
+            entry['discovery'] = connect(module, nvme, entry['conn'])
+        elif entry['action'] == 'updated':
+            apply_updates(entry)
+    for entry in entries:
+        if entry['action'] == 'disconnected':
+            for ctrl in entry['matched']:
+                disconnect(module, nvme, entry['conn'], ctrl)
+    for entry in entries:
+        if entry['conn']['state'] == 'present' and entry['action'] in ('unchanged', 'updated'):
+            wait_reconnected(module, entry)
+    for change in plan['files']:
+        if change['content'] is None:
+            remove_file(change['path'])
+        else:
+            textfile.write_text_atomic(module, sysfs.host_path(change['path']), change['content'], prefix='.inferops-nvmf.',
+                                       mode=0o600, force_mode=True)
+    if plan['units']:
+        systemctl = module.get_bin_path('systemctl', required=True)
+        for unit in plan['units']:
+            for args in unit['run']:
+                run_systemctl(module, systemctl, *args)
 
-    # boot records (computed before any change)
-    files = plan_files(module, plan) if params['persistent'] != 'ignore' else []
-    if params['persistent'] != 'ignore' and not sysfs.isdir('/run/systemd/system'):
-        raise ConnectError('persistent=%s needs systemd (no /run/systemd/system on this host)' % params['persistent'])
 
-    before_lines = connection_lines(ctrls)
+# ------------------------------------------------------------------ report
 
-    # ---- 4. apply
-    if not check:
-        transports = [e['conn']['transport'] for e in plan if e['action'] in ('connected', 'reconnected')]
-        if transports:
-            ensure_modules(module, transports)
-        for entry in plan:
-            if entry['action'] == 'connected':
-                entry['discovery'] = connect(module, nvme, entry['conn'])
-        for entry in plan:
-            if entry['action'] == 'reconnected':
-                for ctrl in entry['matched']:
-                    disconnect(module, nvme, entry['conn'], ctrl)
-                entry['discovery'] = connect(module, nvme, entry['conn'])
-            elif entry['action'] == 'updated':
-                apply_updates(entry)
-        for entry in plan:
-            if entry['action'] == 'disconnected':
-                for ctrl in entry['matched']:
-                    disconnect(module, nvme, entry['conn'], ctrl)
-        for entry in plan:
-            if entry['conn']['state'] == 'present' and entry['action'] in ('unchanged', 'updated'):
-                wait_reconnected(module, entry)
-        for path, content, mode in files:
-            if content is None:
-                remove_file(path)
-            else:
-                textfile.write_text_atomic(module, sysfs.host_path(path), content, prefix='.inferops-nvmf.', mode=mode, force_mode=True)
-
-    result['files_changed'] = [f[0] for f in files]
-    changed = any(e['action'] not in ('unchanged', 'absent') for e in plan) or bool(files)
-
-    # ---- 5. systemd units
-    if params['persistent'] != 'ignore':
-        changed = manage_units(module, plan, files, result, check) or changed
-
-    # ---- 6. report
+def report(module, plan, result):
+    """The result from the kernel's state after the call (the plan's in check mode)."""
+    params = module.params
     ctrls, subsystems = snapshot()
-    after_lines = connection_lines(ctrls)
-    for entry in plan:
+    result['discovery'] = plan['discovery']
+    for entry in plan['entries']:
         conn = entry['conn']
         mine = [c for c in ctrls if fabrics.matches(c, conn)]
         subsys = None
@@ -1066,21 +943,22 @@ def run(module, nvme, conns, portals, result, check):
                 for n in subsys['controllers'] if n in by_name])
             item['devices'] = subsys['namespaces']
         result['connections'].append(item)
-    result['changed'] = changed
+    result['files_changed'] = [f['path'] for f in plan['files']]
+    result['units'] = [dict(name=u['name'], enabled=u['enabled'], active=u['active']) for u in plan['units']]
+    result['changed'] = (any(e['action'] not in ('unchanged', 'absent') for e in plan['entries']) or bool(plan['files'])
+                         or any(u['run'] for u in plan['units']))
     if module._diff:
-        diffs = [dict(before_header='NVMe-oF connections', after_header='NVMe-oF connections',
-                      before=before_lines, after=after_lines if not check else planned_lines(before_lines, plan))]
-        for path, content, mode in files:
-            diffs.append(dict(before_header=path, after_header=path,
-                              before=masked_file(path, textfile.read_text(sysfs.host_path(path)) or ''), after=masked_file(path, content or '')))
+        after = connection_lines(ctrls) if not module.check_mode else planned_lines(plan['before'], plan['entries'])
+        diffs = [dict(before_header='NVMe-oF connections', after_header='NVMe-oF connections', before=plan['before'], after=after)]
+        for change in plan['files']:
+            diffs.append(dict(before_header=change['path'], after_header=change['path'],
+                              before=masked_file(change['before'] or ''), after=masked_file(change['content'] or '')))
         result['diff'] = diffs
 
 
-def masked_file(path, text):
-    if not path.endswith('.conf'):
-        return text
-    text = re.sub(r'(--dhchap-(?:ctrl-)?secret=)\S+?(?=[\s\'])', r'\1' + MASK, text)
-    return text
+def masked_file(text):
+    """A settings file with its DH-HMAC-CHAP secrets masked."""
+    return re.sub(r'(--dhchap-(?:ctrl-)?secret=)\S+?(?=[\s\'])', r'\1' + MASK, text)
 
 
 def connection_lines(ctrls):
@@ -1104,71 +982,47 @@ def planned_lines(before, plan):
     return lines
 
 
-def plan_files(module, plan):
-    """[(path, content or None for removal, mode)] of the boot records that differ."""
+def plan_files(module, entries):
+    """[{path, content (None to remove), before}] of the per-connection settings files that differ (mode 0600)."""
     params = module.params
-    wanted = {}
-    for entry in plan:
+    files = []
+    for entry in entries:
         conn = entry['conn']
         path = '%s/%s.conf' % (CONF_DIR, conn['name'])
-        if params['persistent'] == 'present' and conn['state'] == 'present':
-            wanted[path] = conf_text(conn, params)
-        else:
-            wanted[path] = None
-    existing = set('%s/%s' % (CONF_DIR, n) for n in sysfs.listdir(CONF_DIR) if n.endswith('.conf'))
-    remaining = (existing - set(p for p, c in wanted.items() if c is None)) | set(p for p, c in wanted.items() if c is not None)
-    shared_present = bool(remaining)
-    wanted['%s/%s' % (UNIT_DIR, UNIT_TEMPLATE)] = UNIT_TEXT if shared_present else None
-    wanted[HELPER] = HELPER_TEXT if shared_present else None
-    files = []
-    for path in sorted(wanted):
-        content = wanted[path]
+        content = conf_text(conn, params) if params['persistent'] == 'present' and conn['state'] == 'present' else None
         current = textfile.read_text(sysfs.host_path(path))
-        mode = 0o755 if path == HELPER else (0o600 if path.endswith('.conf') else 0o644)
         if content is None:
             if current is not None or os.path.lexists(sysfs.host_path(path)):
-                files.append((path, None, mode))
-        elif current != content or (os.stat(sysfs.host_path(path)).st_mode & 0o7777) != mode:
-            files.append((path, content, mode))
+                files.append(dict(path=path, content=None, before=current))
+        elif current != content or (os.stat(sysfs.host_path(path)).st_mode & 0o7777) != 0o600:
+            files.append(dict(path=path, content=content, before=current))
     return files
 
 
-def manage_units(module, plan, files, result, check):
+def plan_units(module, entries):
+    """[{name, enabled, active (after the call), run: [systemctl arguments]}] for every connection's unit."""
     params = module.params
-    systemctl = module.get_bin_path('systemctl', required=True)
-    changed = False
-    template_changed = any(f[0].endswith(UNIT_TEMPLATE) for f in files)
-    want_on = [unit_name(e['conn']['name']) for e in plan if params['persistent'] == 'present' and e['conn']['state'] == 'present']
-    want_off = [unit_name(e['conn']['name']) for e in plan if unit_name(e['conn']['name']) not in want_on]
-    if template_changed and not check:
-        rc, out, err = module.run_command([systemctl, 'daemon-reload'])
-        if rc != 0:
-            raise ConnectError('systemctl daemon-reload failed: %s' % (err or out).strip())
+    want_on = [unit_name(e['conn']['name']) for e in entries if params['persistent'] == 'present' and e['conn']['state'] == 'present']
+    want_off = [unit_name(e['conn']['name']) for e in entries if unit_name(e['conn']['name']) not in want_on]
+    if want_on and not sysfs.exists(UNIT_PATH):
+        message = ('persistent=present needs the boot unit %s and its helper %s, which the inferops.node.nvmeof_initiator '
+                   'role installs' % (UNIT_PATH, HELPER))
+        if not module.check_mode:
+            raise ConnectError(message)
+        module.warn(message + ' (check mode: not there yet)')
     states = systemctl_states(module, want_on + want_off)
+    units = []
     for unit in want_on:
         enabled, active = states.get(unit, ('', ''))
-        entry = dict(name=unit, enabled=enabled == 'enabled', active=active == 'active')
-        if enabled != 'enabled':
-            changed = True
-            if not check:
-                run_systemctl(module, systemctl, 'enable', unit)
-            entry['enabled'] = True
-        if active != 'active':
-            changed = True
-            if not check:
-                # The helper finds the connection made above in sysfs and exits at once.
-                run_systemctl(module, systemctl, 'start', unit)
-            entry['active'] = True
-        result['units'].append(entry)
+        run = [] if enabled == 'enabled' else [('enable', unit)]
+        # The helper finds the connection made before in sysfs and exits at once.
+        run += [] if active == 'active' else [('start', unit)]
+        units.append(dict(name=unit, enabled=True, active=True, run=run))
     for unit in want_off:
         enabled, active = states.get(unit, ('', ''))
-        entry = dict(name=unit, enabled=False, active=False)
-        if enabled in ('enabled', 'enabled-runtime', 'linked') or active in ('active', 'failed', 'activating'):
-            changed = True
-            if not check:
-                run_systemctl(module, systemctl, 'disable', '--now', unit)
-        result['units'].append(entry)
-    return changed
+        on = enabled in ('enabled', 'enabled-runtime', 'linked') or active in ('active', 'failed', 'activating')
+        units.append(dict(name=unit, enabled=False, active=False, run=[('disable', '--now', unit)] if on else []))
+    return units
 
 
 def run_systemctl(module, systemctl, *args):

@@ -298,20 +298,11 @@ from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 MASK = '********'
 SECRET_KEYS = ('dhchap_key', 'dhchap_ctrl_key')
-_SIZE_RE = re.compile(r'^(?P<num>[0-9]+)(?P<unit>[KMGT]?)$')
 _PRINTABLE_RE = re.compile(r'^[\x20-\x7e]+$')
-NSID_MAX = 0xfffffffe
 
 
 class InputError(common.NvmeInputError):
     pass
-
-
-def parse_size(value, option):
-    found = _SIZE_RE.match(str(value).strip().upper())
-    if not found or int(found.group('num')) == 0:
-        raise InputError('%s=%r is not a size (e.g. 64M, 2G)' % (option, value))
-    return int(found.group('num')) * 1024 ** ' KMGT'.index(found.group('unit') or ' ')
 
 
 def backing_kind(real):
@@ -391,8 +382,7 @@ def validate(module):
     ports = {}
     for index, item in enumerate(params['ports']):
         prefix = 'ports[%d].' % index
-        if not 1 <= item['id'] <= 65535:
-            raise InputError('%sid=%r is out of range (1-65535)' % (prefix, item['id']))
+        common.check_range(item['id'], prefix + 'id', 'port_id')
         if item['id'] in ports:
             raise InputError('%sid=%r is listed twice' % (prefix, item['id']))
         port = {'id': item['id'], 'state': item['state'], 'index': index}
@@ -449,10 +439,7 @@ def validate(module):
             if hnqn in hosts:
                 raise InputError('%snqn=%r is listed twice' % (hprefix, hnqn))
             attrs = {}
-            if host['auth'] == 'dhchap' and not host['dhchap_key']:
-                raise InputError('%sauth=dhchap needs %sdhchap_key (the host secret is missing)' % (hprefix, hprefix))
-            if host['dhchap_ctrl_key'] and not host['dhchap_key']:
-                raise InputError('%sdhchap_ctrl_key needs %sdhchap_key' % (hprefix, hprefix))
+            common.check_dhchap_pair(hprefix, host['auth'], host['dhchap_key'], host['dhchap_ctrl_key'], 'dhchap_key', 'dhchap_ctrl_key')
             for key in SECRET_KEYS:
                 if host[key]:
                     attrs[key] = common.check_dhchap_secret(host[key], hprefix + key)
@@ -473,13 +460,11 @@ def validate(module):
         for nindex, ns in enumerate(item['namespaces']):
             nprefix = '%snamespaces[%d].' % (prefix, nindex)
             nsid = ns['nsid']
-            if not 1 <= nsid <= NSID_MAX:
-                raise InputError('%snsid=%r is out of range (1-%d)' % (nprefix, nsid, NSID_MAX))
+            common.check_range(nsid, nprefix + 'nsid', 'nsid')
             if nsid in namespaces:
                 raise InputError('%snsid=%r is listed twice' % (nprefix, nsid))
             path = ns['path']
-            if not path or not os.path.isabs(path):
-                raise InputError('%spath=%r is not an absolute path' % (nprefix, path))
+            common.check_abspath(path, nprefix + 'path')
             entry = {'path': path, 'enable': 1 if ns['enabled'] else 0, 'create_size': None, 'prefix': nprefix}
             real = sysfs.host_path(path)
             if os.path.exists(real):
@@ -487,10 +472,10 @@ def validate(module):
                 if entry['kind'] is None:
                     raise InputError('%spath=%r is neither a block device nor a regular file' % (nprefix, path))
                 if ns['size'] is not None:
-                    parse_size(ns['size'], nprefix + 'size')
+                    common.check_size(ns['size'], nprefix + 'size')
             elif ns['size'] is not None:
                 entry['kind'] = 'file'
-                entry['create_size'] = parse_size(ns['size'], nprefix + 'size')
+                entry['create_size'] = common.check_size(ns['size'], nprefix + 'size')
                 parent = os.path.dirname(real)
                 while parent and not os.path.exists(parent):
                     parent = os.path.dirname(parent)

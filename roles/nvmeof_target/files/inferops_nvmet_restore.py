@@ -12,69 +12,65 @@ Namespaces whose backing device has not appeared yet and ports that cannot liste
 yet (address not configured, RDMA device not created) are retried every second
 until --timeout; whatever still fails is printed and the exit status is 1.
 
+The configfs changes are the collection's plugins/module_utils/nvmet.py - the code of
+the inferops.node.nvmet_subsystem module - installed with its siblings nvme_common.py
+and sysfs.py as the package /usr/local/lib/inferops/ next to this file (run through
+the wrapper /usr/local/sbin/inferops-nvmet-restore, python3 -ES).
+
 Usage: inferops-nvmet-restore [--timeout SECONDS] [--root DIR] [FILE]
 """
 
 import argparse
-import errno
 import json
 import os
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    from inferops import nvmet, sysfs  # pylint: disable=wrong-import-position
+except ImportError:  # unit tests: the collection itself
+    from ansible_collections.inferops.node.plugins.module_utils import nvmet, sysfs  # pylint: disable=wrong-import-position
+
 DEFAULT_FILE = '/etc/nvmet/inferops-nvmet.json'
 TRANSPORT_MODULES = {'tcp': 'nvmet-tcp', 'rdma': 'nvmet-rdma', 'fc': 'nvmet-fc', 'loop': 'nvme-loop'}
-SUBSYS_ATTRS = ('allow_any_host', 'serial', 'model', 'version', 'cntlid_min', 'cntlid_max', 'qid_max', 'pi_enable')
-HOST_ATTRS = ('dhchap_key', 'dhchap_ctrl_key', 'dhchap_hash', 'dhchap_dhgroup')
+SECRET_ATTRS = ('dhchap_key', 'dhchap_ctrl_key')
 ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 
 
 class Restorer(object):
-    def __init__(self, root):
-        self.root = root
-        self.done = []
+    """Only what is missing or different, through nvmet.Configfs (whose log is then the changes made)."""
 
-    def path(self, rel):
-        return os.path.join(self.root, rel)
+    def __init__(self):
+        self.cfs = nvmet.Configfs(dry=False)
 
-    def read(self, rel):
-        try:
-            with open(self.path(rel), 'r') as handle:
-                return handle.read().strip()
-        except (IOError, OSError):
-            return None
+    @property
+    def done(self):
+        return self.cfs.log
 
-    def write(self, rel, value, secret=False):
-        """Write an attribute with open/write/close so the kernel's error surfaces."""
-        data = str(value).encode('utf-8')
-        fd = os.open(self.path(rel), os.O_WRONLY | (os.O_TRUNC if self.root != '/sys/kernel/config/nvmet' else 0))
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        self.done.append('write %s = %s' % (rel, '********' if secret else value))
+    @staticmethod
+    def read(rel):
+        value = sysfs.read_attr('%s/%s' % (nvmet.ROOT, rel))
+        return None if value is None else value.strip()
 
     def mkdir(self, rel):
-        if not os.path.isdir(self.path(rel)):
-            os.mkdir(self.path(rel))
-            self.done.append('mkdir %s' % rel)
+        if not sysfs.isdir('%s/%s' % (nvmet.ROOT, rel)):
+            self.cfs.mkdir(rel)
 
     def link(self, target, rel):
-        if not os.path.lexists(self.path(rel)):
-            os.symlink(self.path(target), self.path(rel))
-            self.done.append('link %s -> %s' % (rel, target))
+        if not os.path.lexists(sysfs.host_path('%s/%s' % (nvmet.ROOT, rel))):
+            self.cfs.link(target, rel)
 
     def set_attr(self, rel, value, secret=False):
-        if value is None:
-            return
-        if self.read(rel) != str(value):
-            self.write(rel, value, secret=secret)
+        if value is not None and self.read(rel) != str(value):
+            self.cfs.write(rel, value, secret=secret)
 
 
 def modprobe(names):
     for name in names:
-        subprocess.call(['modprobe', name])
+        subprocess.call(['modprobe', name], env=dict(os.environ, LC_ALL='C', LANG='C'))
 
 
 def restore_static(res, config, errors):
@@ -84,65 +80,64 @@ def restore_static(res, config, errors):
         base = 'hosts/%s' % host['nqn']
         try:
             res.mkdir(base)
-            for attr in HOST_ATTRS:
+            for attr in nvmet.HOST_AUTH_ATTRS:
                 if host.get(attr):
-                    res.set_attr('%s/%s' % (base, attr), host[attr], secret=attr in ('dhchap_key', 'dhchap_ctrl_key'))
-        except OSError as exc:
-            errors.append('host %s: %s' % (host['nqn'], exc.strerror or exc))
+                    res.set_attr('%s/%s' % (base, attr), host[attr], secret=attr in SECRET_ATTRS)
+        except nvmet.NvmetError as exc:
+            errors.append('host %s: %s' % (host['nqn'], exc))
     for sub in config.get('subsystems', []):
         base = 'subsystems/%s' % sub['nqn']
         try:
             res.mkdir(base)
             for hnqn in sub.get('allowed_hosts', []):
                 res.link('hosts/%s' % hnqn, '%s/allowed_hosts/%s' % (base, hnqn))
-        except OSError as exc:
-            errors.append('subsystem %s: %s' % (sub['nqn'], exc.strerror or exc))
+        except nvmet.NvmetError as exc:
+            errors.append('subsystem %s: %s' % (sub['nqn'], exc))
             continue
-        for attr in SUBSYS_ATTRS:
+        for attr in nvmet.SUBSYS_ATTRS:
             value = sub.get('attr', {}).get(attr)
             if value is None:
                 continue
             try:
                 res.set_attr('%s/attr_%s' % (base, attr), value)
-            except OSError as exc:
+            except nvmet.NvmetError as exc:
                 # A fixed attribute (version, cntlid range) is not worth failing the boot for.
-                print('subsystem %s: attr_%s=%s not restored: %s' % (sub['nqn'], attr, value, exc.strerror or exc), file=sys.stderr)
+                print('subsystem %s: attr_%s=%s not restored: %s' % (sub['nqn'], attr, value, exc), file=sys.stderr)
 
 
 def device_exists(path):
-    return os.path.exists(path)
+    return sysfs.exists(path)
 
 
 def restore_namespace(res, nqn, ns):
     base = 'subsystems/%s/namespaces/%d' % (nqn, ns['nsid'])
     res.mkdir(base)
     device = ns.get('device', {})
-    want_enable = int(ns.get('enable', 1))
     if res.read(base + '/enable') == '1':
         return
     path = device.get('path')
     if path and not device_exists(path):
-        raise OSError(errno.ENOENT, 'backing device %s does not exist (yet)' % path)
+        raise nvmet.NvmetError('backing device %s does not exist (yet)' % path)
     if path and res.read(base + '/device_path') != path:
-        res.write(base + '/device_path', path)
+        res.cfs.write(base + '/device_path', path)
     if device.get('uuid'):
         res.set_attr(base + '/device_uuid', device['uuid'])
     if device.get('nguid') and device['nguid'] != ZERO_UUID:
         res.set_attr(base + '/device_nguid', device['nguid'])
-    if want_enable:
-        res.write(base + '/enable', 1)
+    if int(ns.get('enable', 1)):
+        res.cfs.write(base + '/enable', 1)
 
 
 def restore_port(res, port):
     base = 'ports/%d' % port['portid']
     res.mkdir(base)
-    linked = os.listdir(res.path(base + '/subsystems'))
-    for attr in ('trtype', 'adrfam', 'traddr', 'trsvcid', 'treq'):
+    linked = sysfs.listdir('%s/%s/subsystems' % (nvmet.ROOT, base))
+    for attr in nvmet.PORT_ADDR_ATTRS:
         value = port.get('addr', {}).get(attr)
         if value and res.read('%s/addr_%s' % (base, attr)) != value:
             if linked:
-                raise OSError(errno.EACCES, 'port %d is enabled with another address (%s)' % (port['portid'], attr))
-            res.write('%s/addr_%s' % (base, attr), value)
+                raise nvmet.NvmetError('port %d is enabled with another address (%s)' % (port['portid'], attr))
+            res.cfs.write('%s/addr_%s' % (base, attr), value)
     for key, value in port.get('param', {}).items():
         if not linked:
             res.set_attr('%s/param_%s' % (base, key), value)
@@ -150,9 +145,9 @@ def restore_port(res, port):
         res.link('subsystems/%s' % nqn, '%s/subsystems/%s' % (base, nqn))
 
 
-def restore(config, root, timeout, sleep=time.sleep, clock=time.monotonic):
+def restore(config, timeout, sleep=time.sleep, clock=time.monotonic):
     """Apply ``config``; return (list of changes, list of errors)."""
-    res = Restorer(root)
+    res = Restorer()
     errors = []
     restore_static(res, config, errors)
     pending = []
@@ -170,8 +165,8 @@ def restore(config, root, timeout, sleep=time.sleep, clock=time.monotonic):
         for name, func in pending:
             try:
                 func()
-            except OSError as exc:
-                last[name] = exc.strerror or str(exc)
+            except nvmet.NvmetError as exc:
+                last[name] = str(exc)
                 waiting.append((name, func))
         pending = waiting
         if not pending or clock() >= deadline:
@@ -186,21 +181,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('file', nargs='?', default=DEFAULT_FILE)
     parser.add_argument('--timeout', type=int, default=120)
-    parser.add_argument('--root', default='/sys/kernel/config/nvmet')
+    parser.add_argument('--root', default='', help='a directory standing for / (tests); configfs is <root>%s' % nvmet.ROOT)
     args = parser.parse_args(argv)
     if not os.path.exists(args.file):
         print('%s: no saved nvmet configuration, nothing to restore' % args.file)
         return 0
     with open(args.file, 'r') as handle:
         config = json.load(handle)
-    if args.root == '/sys/kernel/config/nvmet':
+    sysfs.ROOT = args.root
+    if not args.root:
         modules = ['nvmet'] + sorted(set(TRANSPORT_MODULES[p['addr']['trtype']] for p in config.get('ports', [])
                                          if p.get('addr', {}).get('trtype') in TRANSPORT_MODULES))
         modprobe(modules)
-    if not os.path.isdir(args.root):
-        print('%s does not exist: is nvmet loaded and configfs mounted?' % args.root, file=sys.stderr)
+    if not nvmet.available():
+        print('%s does not exist: is nvmet loaded and configfs mounted?' % sysfs.host_path(nvmet.ROOT), file=sys.stderr)
         return 1
-    done, errors = restore(config, args.root, args.timeout)
+    done, errors = restore(config, args.timeout)
     for line in done:
         print(line)
     for line in errors:

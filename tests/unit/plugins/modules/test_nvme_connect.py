@@ -208,15 +208,30 @@ def test_dhchap_secret_checks_the_crc():
             nvme_common.check_dhchap_secret(bad, 's')
 
 
-def test_helper_and_unit_texts():
-    """The boot helper is valid POSIX sh; the unit runs it, ordered for _netdev mounts."""
+ROLE_FILES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'nvmeof_initiator', 'files')
+
+
+def role_file(name):
+    with open(os.path.join(ROLE_FILES, name)) as handle:
+        return handle.read()
+
+
+def test_helper_and_unit_files_of_the_role():
+    """The boot helper (a file of the nvmeof_initiator role) is valid POSIX sh and reads the settings file the
+    module writes; the unit runs it, ordered for _netdev mounts."""
+    helper, unit_text = role_file('inferops-nvmf-connect'), role_file('inferops-nvmf-connect@.service')
     sh = shutil.which('sh')
     if sh:
-        proc = subprocess.run([sh, '-n'], input=nvme_connect.HELPER_TEXT, universal_newlines=True, check=False)
+        proc = subprocess.run([sh, '-n'], input=helper, universal_newlines=True, check=False)
         assert proc.returncode == 0
-    assert 'ExecStart=/usr/local/sbin/inferops-nvmf-connect %i' in nvme_connect.UNIT_TEXT
-    assert 'Before=remote-fs-pre.target' in nvme_connect.UNIT_TEXT
-    assert 'After=network-online.target' in nvme_connect.UNIT_TEXT
+    assert 'conf=%s/$name.conf' % nvme_connect.CONF_DIR in helper
+    for key in ('NVMF_TRANSPORT', 'NVMF_TRADDR', 'NVMF_TRSVCID', 'NVMF_SUBNQN', 'NVMF_HOSTNQN', 'NVMF_HOST_IFACE',
+                'NVMF_HOST_TRADDR', 'NVMF_CONNECT_ARGS', 'NVMF_RETRY_DELAY', 'NVMF_ATTEMPTS'):
+        assert '%s=' % key in fixture('connect_unit_rdma.conf') and '$' + key in helper.replace('${', '$')
+    assert 'ExecStart=%s %%i' % nvme_connect.HELPER in unit_text
+    assert 'ConditionPathExists=%s/%%i.conf' % nvme_connect.CONF_DIR in unit_text
+    assert 'Before=remote-fs-pre.target' in unit_text
+    assert 'After=network-online.target' in unit_text
 
 
 # ------------------------------------------------------------------ idempotence from sysfs
@@ -397,8 +412,8 @@ def show(unit_name, active, enabled):
 def test_persistent_present_writes_one_unit_per_connection(tmp_path, monkeypatch):
     """On compute1 after the RDMA converge: the same settings file, then nothing to do."""
     host = Host(tmp_path, monkeypatch, 'sysfs_rdma_live.json')
+    host.write(nvme_connect.UNIT_PATH, role_file('inferops-nvmf-connect@.service'))
     rdma = unit('lab-pool-rdma-10.77.0.10-4420')
-    host.on(['systemctl', 'daemon-reload'])
     host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', rdma], out=show(rdma, 'inactive', 'disabled'))
     host.on(['systemctl', 'enable', rdma])
     host.on(['systemctl', 'start', rdma])
@@ -410,9 +425,10 @@ def test_persistent_present_writes_one_unit_per_connection(tmp_path, monkeypatch
     conf = '/etc/nvme/inferops/lab-pool-rdma-10.77.0.10-4420.conf'
     assert host.read(conf) == fixture('connect_unit_rdma.conf')
     assert stat.S_IMODE(os.stat(host.path(conf)).st_mode) == 0o600
-    assert stat.S_IMODE(os.stat(host.path(nvme_connect.HELPER)).st_mode) == 0o755
-    assert host.read('/etc/systemd/system/inferops-nvmf-connect@.service') == nvme_connect.UNIT_TEXT
-    assert [c[1] for c in host.ran('systemctl')] == ['daemon-reload', 'show', 'enable', 'start']
+    assert result['files_changed'] == [conf]
+    # the unit template and its helper are the role's: the module neither writes nor reloads them
+    assert not os.path.exists(host.path(nvme_connect.HELPER))
+    assert [c[1] for c in host.ran('systemctl')] == ['show', 'enable', 'start']
     # second run, with the unit state recorded on compute1 (active, enabled): nothing to do
     host.calls[:] = []
     host.table.clear()
@@ -423,22 +439,43 @@ def test_persistent_present_writes_one_unit_per_connection(tmp_path, monkeypatch
     assert result['units'] == [{'name': rdma, 'enabled': True, 'active': True}, {'name': unit(), 'enabled': False, 'active': False}]
 
 
-def test_persistent_absent_removes_the_record_and_the_shared_files(tmp_path, monkeypatch):
+def test_persistent_absent_removes_the_record_and_leaves_the_role_files(tmp_path, monkeypatch):
     host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
     host.write('/etc/nvme/inferops/lab-pool-tcp-10.77.0.10-4420.conf', 'NVMF_TRANSPORT=tcp\n')
-    host.write(nvme_connect.HELPER, nvme_connect.HELPER_TEXT)
-    host.write('/etc/systemd/system/' + nvme_connect.UNIT_TEMPLATE, nvme_connect.UNIT_TEXT)
-    host.on(['systemctl', 'daemon-reload'])
+    host.write(nvme_connect.HELPER, role_file('inferops-nvmf-connect'))
+    host.write(nvme_connect.UNIT_PATH, role_file('inferops-nvmf-connect@.service'))
     host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', unit()], out=show(unit(), 'active', 'enabled'))
     host.on(['systemctl', 'disable', '--now', unit()])
-    failed, result = run_module({'connections': [dict(TCP, state='absent')], 'persistent': 'present'})
+    failed, result = run_module({'connections': [dict(TCP, state='absent')], 'persistent': 'present'}, diff=True)
     assert not failed, result
     assert result['changed']
-    assert sorted(result['files_changed']) == sorted([
-        '/etc/nvme/inferops/lab-pool-tcp-10.77.0.10-4420.conf', nvme_connect.HELPER,
-        '/etc/systemd/system/' + nvme_connect.UNIT_TEMPLATE])
-    assert not os.path.exists(host.path(nvme_connect.HELPER))
+    assert result['files_changed'] == ['/etc/nvme/inferops/lab-pool-tcp-10.77.0.10-4420.conf']
+    assert result['diff'][1] == {'before_header': result['files_changed'][0], 'after_header': result['files_changed'][0],
+                                 'before': 'NVMF_TRANSPORT=tcp\n', 'after': ''}
+    assert not os.path.exists(host.path(result['files_changed'][0]))
+    assert os.path.exists(host.path(nvme_connect.HELPER)) and os.path.exists(host.path(nvme_connect.UNIT_PATH))
     assert host.ran('systemctl', 'disable', '--now', unit())
+    assert result['units'] == [{'name': unit(), 'enabled': False, 'active': False}]
+
+
+def test_persistent_present_needs_the_role_unit(tmp_path, monkeypatch):
+    """Without the role's unit template the boot record would never run: refused before any change."""
+    host = Host(tmp_path, monkeypatch, 'sysfs_tcp_live.json')
+    lab_tree(host)
+    host.on(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--', unit()], out=show(unit(), 'inactive', ''))
+    args = {'connections': [dict(TCP, **LAB)], 'persistent': 'present'}
+    failed, result = run_module(args)
+    assert failed
+    assert result['msg'] == ('persistent=present needs the boot unit /etc/systemd/system/inferops-nvmf-connect@.service and '
+                             'its helper /usr/local/sbin/inferops-nvmf-connect, which the inferops.node.nvmeof_initiator role '
+                             'installs')
+    assert host.calls == [] and not os.path.exists(host.path(nvme_connect.CONF_DIR))
+    # check mode (the role's copy of the unit did not happen either): a warning, and the plan
+    failed, result = run_module(args, check_mode=True)
+    assert not failed, result
+    assert result['changed'] and result['units'] == [{'name': unit(), 'enabled': True, 'active': True}]
+    assert any('which the inferops.node.nvmeof_initiator role installs (check mode: not there yet)' in w
+               for w in get_warning_messages())
 
 
 def test_secrets_are_masked_and_need_kernel_support(tmp_path, monkeypatch):
@@ -524,3 +561,20 @@ def test_connect_all_exits_zero_on_failure_as_recorded():
     lines = fixture('connect-all_unreachable.txt').splitlines()
     assert 'Failed to write to /dev/nvme-fabrics: Connection timed out' in lines
     assert lines[-1] == 'exit=0'
+
+
+def test_every_command_runs_in_the_c_locale(tmp_path, monkeypatch):
+    """nvme-cli's and systemctl's messages are matched and reported: they must not be translated."""
+    host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
+    host.on(portal('tcp'), out='@discover_tcp.json')
+    host.on(connect_argv('tcp', LAB_ARGS), out='@connect_tcp.json', then='sysfs_tcp_new.json')
+    environments = []
+
+    def run_command(module, args, **kwargs):
+        environments.append((args[0], dict(module.run_command_environ_update), kwargs.get('environ_update')))
+        return host.run(list(args))
+    module_harness.patch_commands(monkeypatch, run_command)
+    failed, result = run_module({'connections': [dict(TCP, **LAB)]})
+    assert not failed, result
+    assert [e[0] for e in environments] == ['nvme', 'nvme']
+    assert all(env == {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'} and extra is None for dummy, env, extra in environments)

@@ -20,7 +20,10 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
 import uuid
 
 import pytest
@@ -303,14 +306,14 @@ def test_port_down_then_restored_by_the_boot_helper(tmp_path, monkeypatch):
     assert [p['portid'] for p in kernel.state()['ports']] == [1]
     restore = load_restore()
     monkeypatch.setattr(restore, 'device_exists', lambda path: True)
-    done, errors = restore.restore(recorded_state(), kernel.path(nvmet.ROOT), timeout=5)
+    done, errors = restore.restore(recorded_state(), timeout=5)
     assert errors == []
     assert done == ['mkdir ports/2', 'write ports/2/addr_trtype = rdma', 'write ports/2/addr_adrfam = ipv4',
                     'write ports/2/addr_traddr = 10.77.0.10', 'write ports/2/addr_trsvcid = 4420',
                     'write ports/2/param_inline_data_size = 4096',
                     'link ports/2/subsystems/%s -> subsystems/%s' % (SUB, SUB)]
     assert kernel.state() == recorded_state()
-    done, errors = restore.restore(recorded_state(), kernel.path(nvmet.ROOT), timeout=5)
+    done, errors = restore.restore(recorded_state(), timeout=5)
     assert (done, errors) == ([], [])
 
 
@@ -555,14 +558,16 @@ def test_restore_waits_for_late_devices_and_ports(tmp_path, monkeypatch):
         clock[0] += seconds
         seen.add(POOL)
         seen.add(SCRATCH)
-    done, errors = restore.restore(recorded_state(), kernel.path(nvmet.ROOT), timeout=3, sleep=sleep, clock=lambda: clock[0])
-    assert errors == ['port 2 (rdma 10.77.0.10:4420): %s' % os.strerror(errno.EADDRNOTAVAIL)]
+    done, errors = restore.restore(recorded_state(), timeout=3, sleep=sleep, clock=lambda: clock[0])
+    # the message is module_utils/nvmet.py's (the helper imports it): what failed, and why
+    assert errors == ['port 2 (rdma 10.77.0.10:4420): linking %s/subsystems/%s into %s/ports/2/subsystems/%s: %s' % (
+        nvmet.ROOT, SUB, nvmet.ROOT, SUB, os.strerror(errno.EADDRNOTAVAIL))]
     assert clock[0] == 3
     state = kernel.state()
     assert [ns['enable'] for ns in state['subsystems'][0]['namespaces']] == [1, 1]
     assert state['ports'][0]['subsystems'] == [SUB] and state['ports'][1]['subsystems'] == []
     del kernel.link_errors['ports/2/subsystems/%s' % SUB]
-    done, errors = restore.restore(recorded_state(), kernel.path(nvmet.ROOT), timeout=3, sleep=sleep, clock=lambda: clock[0])
+    done, errors = restore.restore(recorded_state(), timeout=3, sleep=sleep, clock=lambda: clock[0])
     assert errors == [] and done == ['link ports/2/subsystems/%s -> subsystems/%s' % (SUB, SUB)]
     assert kernel.state() == recorded_state()
 
@@ -571,3 +576,41 @@ def test_restore_main_without_a_saved_file(tmp_path, capsys):
     restore = load_restore()
     assert restore.main([str(tmp_path / 'none.json'), '--root', str(tmp_path)]) == 0
     assert 'nothing to restore' in capsys.readouterr().out
+
+
+def test_modprobe_runs_in_the_c_locale(tmp_path, monkeypatch):
+    """nvmet not loaded yet: the module loads it, with messages in the C locale (they end up in its refusal)."""
+    kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
+    shutil.rmtree(kernel.path(nvmet.ROOT))
+    calls = []
+
+    def run_command(module, args, **kwargs):
+        calls.append((list(args), dict(module.run_command_environ_update)))
+        return 1, '', "modprobe: FATAL: Module nvmet not found in directory /lib/modules/6.1.0-lab\n"
+    module_harness.patch_commands(monkeypatch, run_command)
+    failed, result = run_module(lab_args(kernel))
+    assert failed
+    assert calls == [(['modprobe', 'nvmet'], {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'})]
+    assert result['msg'].startswith('nvmet is not available: modprobe nvmet: modprobe: FATAL: Module nvmet not found')
+
+
+def test_restore_helper_runs_from_its_installed_layout(tmp_path):
+    """As the role installs it: the helper next to the package inferops/ holding plain copies of nvmet.py,
+    nvme_common.py and sysfs.py, run with python3 -ES (no site packages, no Ansible): it imports those."""
+    lib = tmp_path / 'lib'
+    (lib / 'inferops').mkdir(parents=True)
+    utils = os.path.dirname(nvmet.__file__)
+    for name in ('nvmet.py', 'nvme_common.py', 'sysfs.py'):
+        shutil.copy(os.path.join(utils, name), str(lib / 'inferops' / name))
+    shutil.copy(RESTORE, str(lib / 'inferops-nvmet-restore.py'))
+    root = tmp_path / 'root'
+    for rel in ('hosts', 'subsystems', 'ports'):
+        (root / nvmet.ROOT.lstrip('/') / rel).mkdir(parents=True)
+    saved = tmp_path / 'saved.json'
+    saved.write_text(json.dumps({'hosts': [{'nqn': HOST}], 'ports': [], 'subsystems': []}))
+    proc = subprocess.run([sys.executable, '-ES', str(lib / 'inferops-nvmet-restore.py'), '--root', str(root), str(saved)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False,
+                          env={'LC_ALL': 'C', 'PATH': '/usr/bin:/bin'})
+    assert (proc.returncode, proc.stderr) == (0, '')
+    assert proc.stdout.splitlines() == ['mkdir hosts/%s' % HOST, '%s: 1 change(s), 0 failure(s)' % saved]
+    assert (root / nvmet.ROOT.lstrip('/') / 'hosts' / HOST).is_dir()
