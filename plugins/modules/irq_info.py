@@ -26,13 +26,9 @@ description:
     the running daemon's command line, and C(/etc/default/irqbalance) (banned CPUs, policy script).
   - Never changes anything.
 options: {}
+extends_documentation_fragment:
+  - inferops.node.info_module
 attributes:
-  check_mode:
-    description: Reads only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Returns no diff.
-    support: none
   platform:
     description: Linux procfs/sysfs, systemd.
     support: full

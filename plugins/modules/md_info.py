@@ -66,13 +66,9 @@ options:
     description: mdadm configuration file compared with the initramfs in RV(initramfs).
     type: path
     default: /etc/mdadm/mdadm.conf
+extends_documentation_fragment:
+  - inferops.node.info_module
 attributes:
-  check_mode:
-    description: Read-only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Nothing is changed, so there is no diff.
-    support: none
   platform:
     description: Linux with mdadm, util-linux (blkid, wipefs, findmnt), udev and systemd.
     support: full

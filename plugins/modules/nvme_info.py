@@ -24,13 +24,9 @@ description:
     the NUMA node of a single-node machine) are null.
   - Never changes anything.
 options: {}
+extends_documentation_fragment:
+  - inferops.node.info_module
 attributes:
-  check_mode:
-    description: Reads only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Returns no diff.
-    support: none
   platform:
     description: Linux sysfs.
     support: full

@@ -33,13 +33,9 @@ options:
       - A well-formed name without a readable file is reported in RV(unreadable), not as a failure.
     type: list
     elements: str
+extends_documentation_fragment:
+  - inferops.node.info_module
 attributes:
-  check_mode:
-    description: Reads only; runs the same in check mode.
-    support: full
-  diff_mode:
-    description: Returns no diff.
-    support: none
   platform:
     description: Linux procfs and sysfs.
     support: full
