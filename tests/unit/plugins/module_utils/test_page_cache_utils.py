@@ -134,14 +134,41 @@ def test_percent():
 
 # --------------------------------------------------------------------------- residency
 
+# This VM's host reclaims clean page-cache pages on its own (a page read a moment ago can be gone,
+# seen in CI: one 4 KiB page short of a whole-file read). Tests of the measurement re-read until the
+# pages are there (the count must then be exact); tests of warm() allow RECLAIM_SLACK missing bytes,
+# far below what a skipped chunk would leave out.
+RECLAIM_SLACK = 8 * PAGE
+
+
+def measured_after(res, path, expected, read, attempts=3):
+    """res.resident_path(path) once ``read()`` made ``expected`` bytes resident (re-read if reclaimed)."""
+    got = None
+    for _ in range(attempts):
+        read()
+        got = res.resident_path(path)
+        if got == expected:
+            break
+    return got
+
+
+def read_whole(path):
+    with open(path, 'rb') as handle:
+        handle.read()
+
+
+def warmed(path):
+    """The file's resident bytes after warm(): at least its size less RECLAIM_SLACK, never more than its size."""
+    resident, size = pc.Residency().resident_path(path), os.path.getsize(path)
+    return size if size - RECLAIM_SLACK <= resident <= size else resident
+
+
 def check_residency_follows_reads(res, path):
     """A cold file: nothing resident, then the first 2 MiB, then all of it."""
     assert res.resident_path(path) == 0
-    read_range(path, 0, 2 * MIB)
-    assert res.resident_path(path) == 2 * MIB
-    with open(path, 'rb') as handle:
-        handle.read()
-    assert res.resident_path(path) == os.path.getsize(path)  # unaligned tail page counted up to EOF only
+    assert measured_after(res, path, 2 * MIB, lambda: read_range(path, 0, 2 * MIB)) == 2 * MIB
+    # unaligned tail page counted up to EOF only
+    assert measured_after(res, path, os.path.getsize(path), lambda: read_whole(path)) == os.path.getsize(path)
 
 
 def test_residency_follows_the_page_cache(cold_file):
@@ -274,7 +301,7 @@ def test_warm_makes_file_resident(cold_file, reader, fadvise):
     assert seconds > 0
     assert files[0]['bytes_read'] == size and files[0]['gbps'] > 0 and files[0]['seconds'] > 0
     assert progress.bytes_done == size and progress.files_done == 1
-    assert pc.Residency().resident_path(cold_file) == size
+    assert warmed(cold_file) == size
 
 
 def test_pread_reads_big_chunks_through_a_smaller_buffer(cold_file, monkeypatch):
@@ -291,7 +318,7 @@ def test_pread_reads_big_chunks_through_a_smaller_buffer(cold_file, monkeypatch)
     pc.warm(files, chunks, 2, 2 * MIB, reader='pread')
     assert max(sizes) == 256 * 1024
     assert files[0]['bytes_read'] == os.path.getsize(cold_file)
-    assert pc.Residency().resident_path(cold_file) == os.path.getsize(cold_file)
+    assert warmed(cold_file) == os.path.getsize(cold_file)
 
 
 def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatch):
@@ -309,7 +336,7 @@ def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatc
     pc.warm(files, chunks, 2, MIB)
     size = os.path.getsize(cold_file)
     assert sorted(calls) == [(off, min(256 * 1024, size - off)) for off in range(0, size, 256 * 1024)]
-    assert pc.Residency().resident_path(cold_file) == size
+    assert warmed(cold_file) == size
 
     drop(cold_file)
     del calls[:]
@@ -334,7 +361,7 @@ def test_warm_falls_back_to_pread_when_sendfile_is_unsupported(cold_file, monkey
     files, chunks = pc.plan(pc.collect_files([cold_file]), MIB)
     pc.warm(files, chunks, 2, MIB)
     assert calls
-    assert pc.Residency().resident_path(cold_file) == os.path.getsize(cold_file)
+    assert warmed(cold_file) == os.path.getsize(cold_file)
 
 
 def test_warm_reports_read_errors(cold_file, monkeypatch):
