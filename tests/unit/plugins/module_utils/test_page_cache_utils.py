@@ -144,7 +144,7 @@ RECLAIM_SLACK = 8 * PAGE
 def measured_after(res, path, expected, read, attempts=3):
     """res.resident_path(path) once ``read()`` made ``expected`` bytes resident (re-read if reclaimed)."""
     got = None
-    for _ in range(attempts):
+    for dummy in range(attempts):
         read()
         got = res.resident_path(path)
         if got == expected:
