@@ -316,17 +316,16 @@ sysctl:
 '''
 
 import hashlib
-import json
 import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
-FINDMNT = ['findmnt', '-J', '-l', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS']
 BINS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'wipefs', 'update-initramfs')
 
 
@@ -337,13 +336,7 @@ def unescape(text):
 
 def read_mounts(module):
     """Mount point -> top mount; kernel name -> mount points of each /dev source."""
-    rc, out, err = module.run_command(FINDMNT)
-    if rc != 0:
-        module.fail_json(msg='md_info: cannot read the mounts (%s, rc %d): %s' % (' '.join(FINDMNT), rc, err.strip()))
-    try:
-        entries = json.loads(out)['filesystems']
-    except (ValueError, KeyError, TypeError) as exc:
-        module.fail_json(msg='md_info: unexpected findmnt output: %s' % exc)
+    entries = findmnt.mount_entries(module, 'md_info')
     mounts, by_kname = {}, {}
     for entry in entries:
         source = (entry.get('source') or '').split('[', 1)[0]  # bind mounts: /dev/x[/subdir]

@@ -204,13 +204,12 @@ fstab_changed:
   type: bool
 '''
 
-import json
 import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs, textfile
+from ansible_collections.inferops.node.plugins.module_utils import findmnt, sysfs, textfile
 from ansible_collections.inferops.node.plugins.module_utils.mount_options import compare, option_errors
 
 ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
@@ -218,7 +217,6 @@ TAGS = {'UUID': '/dev/disk/by-uuid/', 'LABEL': '/dev/disk/by-label/', 'PARTUUID'
         'PARTLABEL': '/dev/disk/by-partlabel/'}
 SRC = re.compile(r'^((UUID|LABEL|PARTUUID|PARTLABEL)=[^\s]+|/dev/[^\s]+)$')
 PATH = re.compile(r'^/[^\s]*[^/\s]$')
-FINDMNT = ['findmnt', '-J', '-l', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS']
 
 
 def validate(mounts):
@@ -254,13 +252,7 @@ def resolve(src):
 
 def read_mounts(module):
     """Mount point -> (source, fstype, [options]) of the top mount, from findmnt's JSON."""
-    rc, out, err = module.run_command(FINDMNT)
-    if rc != 0:
-        module.fail_json(msg='xfs_mount: cannot read the mounts (%s, rc %d): %s' % (' '.join(FINDMNT), rc, err.strip()))
-    try:
-        entries = json.loads(out)['filesystems']
-    except (ValueError, KeyError, TypeError) as exc:
-        module.fail_json(msg='xfs_mount: unexpected findmnt output: %s' % exc)
+    entries = findmnt.mount_entries(module, 'xfs_mount')
     table = {}
     for entry in entries:
         table[entry['target']] = (entry.get('source') or '', entry.get('fstype') or '',

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.modules import md_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, patch_commands, run_module
 
@@ -43,7 +44,7 @@ class Guest(FakeHost):
             return guest.run(list(args))
         patch_commands(monkeypatch, run_command)
         self.on(['udevadm', 'settle', '--timeout=60'])
-        self.on(md_info.FINDMNT, out='@%s/findmnt.json' % state)
+        self.on(findmnt.FINDMNT, out='@%s/findmnt.json' % state)
         self.on(['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState'] + UNITS,
                 out='@%s/systemctl_show.txt' % state)
         self.on(['systemd-analyze', 'calendar', GOOD_CALENDAR], out='@calendar_start.txt')
@@ -157,7 +158,7 @@ def test_stopped_array_superblock_of_another_array(tmp_path, monkeypatch):
 
 def test_findmnt_failure_is_reported(tmp_path, monkeypatch):
     guest = Guest(tmp_path, monkeypatch, 'fresh')
-    guest.on(md_info.FINDMNT, rc=1, err='findmnt: boom')
+    guest.on(findmnt.FINDMNT, rc=1, err='findmnt: boom')
     failed, result = run_module(md_info.main, {})
     assert failed and 'cannot read the mounts' in result['msg'] and 'findmnt: boom' in result['msg']
 

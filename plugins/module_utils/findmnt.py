@@ -1,0 +1,21 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The live mount table from ``findmnt``'s JSON, read once for md_info and xfs_mount."""
+
+from __future__ import annotations
+
+import json
+
+FINDMNT = ['findmnt', '-J', '-l', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS']
+
+
+def mount_entries(module, caller):
+    """findmnt's entries (target, source, fstype, options), in mount order; fails the module naming ``caller``."""
+    rc, out, err = module.run_command(FINDMNT)
+    if rc != 0:
+        module.fail_json(msg='%s: cannot read the mounts (%s, rc %d): %s' % (caller, ' '.join(FINDMNT), rc, err.strip()))
+    try:
+        return json.loads(out)['filesystems']
+    except (ValueError, KeyError, TypeError) as exc:
+        module.fail_json(msg='%s: unexpected findmnt output: %s' % (caller, exc))
