@@ -41,11 +41,9 @@ def md_raid_host_errors(info, settings):
     return md_raid_plan.host_errors(_info(info, 'md_raid_host_errors'), _settings(settings, 'md_raid_host_errors'))
 
 
-def md_raid_plan_changes(info, settings, files):
-    """Files, units and kernel values that differ from what is wanted."""
-    if not isinstance(files, list):
-        raise AnsibleFilterError('md_raid_plan: files must be a list of {path, group, content}, got %r' % (files,))
-    return md_raid_plan.plan(_info(info, 'md_raid_plan'), _settings(settings, 'md_raid_plan'), files)
+def md_raid_plan_changes(info, settings):
+    """Units and kernel values that differ from what is wanted."""
+    return md_raid_plan.plan(_info(info, 'md_raid_plan'), _settings(settings, 'md_raid_plan'))
 
 
 def md_raid_filesystems(info, settings, md_result=None, check_mode=False):

@@ -9,7 +9,7 @@
 * The role's side, on its variables (a dict ``settings`` keyed by the variable names,
   ``md_raid_xfs_arrays`` ...) and on the result of the module ``md_info`` (``info``):
   ``input_errors`` (variables alone), ``want`` (the arrays with defaults and stripe geometry),
-  ``host_errors`` (the arrays against the host), ``plan`` (files, units and kernel values to
+  ``host_errors`` (the arrays against the host), ``plan`` (units and kernel values to
   change), ``filesystems`` (mkfs and mount decisions), ``report`` (the ``md_raid_xfs_report`` fact).
 
 Every message names the variable, the entry (index and name), the value and the fix.
@@ -18,7 +18,6 @@ The filters in ``plugins/filter/md_raid.py`` expose these to the role and to pla
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -373,22 +372,13 @@ def limits(settings):
                 if settings.get('md_raid_xfs_' + key) is not None)
 
 
-def plan(info, settings, files):
-    """What differs on the host, so that tasks run only for that.
+def plan(info, settings):
+    """What of the systemd timers, the resync speed limits and Debian's monthly check differs on the host,
+    so that each task runs only for that (the role's files are installed by ``template``, idempotent itself).
 
-    ``files``: the role's files, ``{path, group, content}`` (content null: the file must not exist).
-    Returns ``file_changes`` (files to write), ``file_removals``, ``mask`` / ``start`` / ``stop`` (units),
-    ``limits_drift`` (kernel values that differ) and ``autocheck`` (Debian's monthly check to turn off).
+    Returns ``mask`` / ``start`` / ``stop`` (units), ``limits_drift`` (kernel values that differ) and
+    ``autocheck`` (Debian's monthly check to turn off).
     """
-    changes, removals = [], []
-    for f in files:
-        cur = info['files'].get(f['path'])
-        if f['content'] is not None:
-            digest = hashlib.sha1(f['content'].encode('utf-8')).hexdigest()
-            if cur is None or cur['sha1'] != digest or cur['mode'] != '0644' or cur['uid'] != 0 or cur['gid'] != 0:
-                changes.append(f)
-        elif cur is not None:
-            removals.append({'path': f['path'], 'group': f['group']})
     units = info['units']
     masked = [u for u in units if units[u]['enabled'] == 'masked']
     running = [u for u in units if units[u]['enabled'] == 'enabled' and units[u]['active'] == 'active']
@@ -402,8 +392,6 @@ def plan(info, settings, files):
         if now is not None and now != value:
             drift.append('dev.raid.%s is %s, wanted %s' % (key, now, value))
     return {
-        'file_changes': changes,
-        'file_removals': removals,
         'mask': [u for u in DISTRO_TIMERS if u not in masked] if policy in ('disabled', 'window') else [],
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],

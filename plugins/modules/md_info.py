@@ -21,9 +21,9 @@ description:
     held by another device - and classifies it as free, ours (a member of the requested array), data (it
     carries something that creating the array would destroy), busy (mounted or held), missing or invalid.
   - Also returns the mounts (C(findmnt)), the C(/etc/fstab) entries, the state of the systemd units
-    O(units), whether C(systemd-analyze calendar) accepts each of O(calendars), the checksum and owner of
-    each of O(files), the resync speed limits, Debian's C(AUTOCHECK) setting and the age of the initramfs
-    against O(mdadm_conf) - what the role M(inferops.node.md_raid_xfs) decides its changes from.
+    O(units), whether C(systemd-analyze calendar) accepts each of O(calendars), the resync speed limits,
+    Debian's C(AUTOCHECK) setting and the age of the initramfs against O(mdadm_conf) - what the role
+    M(inferops.node.md_raid_xfs) decides its changes from.
   - Never changes anything; it waits for pending udev events first (C(udevadm settle)) so that an array
     just assembled or changed is read with its C(/dev/md/<name>) link and signatures.
 options:
@@ -47,11 +47,6 @@ options:
       mount:
         description: Requested mount point (reported with the array).
         type: str
-  files:
-    description: Paths whose SHA-1, mode and owner are returned in RV(files) (null for a missing file).
-    type: list
-    elements: path
-    default: []
   units:
     description: systemd units whose enablement and activity are returned in RV(units).
     type: list
@@ -281,10 +276,6 @@ fstab:
   description: Mount point -> the six fields of its C(/etc/fstab) line.
   returned: always
   type: dict
-files:
-  description: Path -> C({sha1, mode, uid, gid}), null when the file is missing.
-  returned: always
-  type: dict
 units:
   description: Unit -> C({enabled, active, load}) (C(enabled) is the UnitFileState, V(not-found) when unknown).
   returned: always
@@ -315,7 +306,6 @@ sysctl:
   type: dict
 '''
 
-import hashlib
 import os
 import re
 
@@ -473,19 +463,6 @@ def classify(module, spec, own, path, by_kname):
     return entry
 
 
-def read_files(paths):
-    files = {}
-    for path in paths:
-        try:
-            st = os.stat(sysfs.host_path(path))
-            with open(sysfs.host_path(path), 'rb') as handle:
-                digest = hashlib.sha1(handle.read()).hexdigest()
-            files[path] = {'sha1': digest, 'mode': '%04o' % (st.st_mode & 0o7777), 'uid': st.st_uid, 'gid': st.st_gid}
-        except (IOError, OSError):
-            files[path] = None
-    return files
-
-
 def read_units(module, units):
     if not units:
         return {}
@@ -535,7 +512,6 @@ def main():
                 devices=dict(type='list', elements='str', default=[]),
                 mount=dict(type='str'),
             )),
-            files=dict(type='list', elements='path', default=[]),
             units=dict(type='list', elements='str', default=[]),
             calendars=dict(type='list', elements='str', default=[]),
             mdadm_conf=dict(type='path', default='/etc/mdadm/mdadm.conf'),
@@ -560,7 +536,7 @@ def main():
     initrd = '/boot/initrd.img-%s' % release
     module.exit_json(
         changed=False, arrays=arrays, members=members, mounts=mounts, fstab=read_fstab(),
-        files=read_files(params['files']), units=read_units(module, params['units']),
+        units=read_units(module, params['units']),
         calendars=read_calendars(module, params['calendars']), autocheck=read_autocheck(),
         bins=dict((name, module.get_bin_path(name)) for name in BINS),
         mdcheck=sysfs.exists('/usr/share/mdadm/mdcheck'),

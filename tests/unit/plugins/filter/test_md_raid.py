@@ -29,7 +29,7 @@ def test_filters_call_the_rules():
     ('md_raid_input_errors', ([],), 'expects a mapping of the md_raid_xfs_* variables'),
     ('md_raid_want', ('x',), 'expects a mapping of the md_raid_xfs_* variables'),
     ('md_raid_host_errors', ({}, settings()), 'expects the result of inferops.node.md_info'),
-    ('md_raid_plan', ({'arrays': {}}, settings(), 'x'), 'files must be a list'),
+    ('md_raid_plan', ({'arrays': {}}, 'x'), 'expects a mapping of the md_raid_xfs_* variables'),
     ('md_raid_filesystems', ({'failed': True}, settings()), 'expects the result of inferops.node.md_info'),
     ('md_raid_report', ('x', {'arrays': {}}), 'expects the list of md_raid_filesystems'),
 ])

@@ -8,7 +8,6 @@ recordings of tests/unit/fixtures/md_info."""
 from __future__ import annotations
 
 import copy
-import hashlib
 
 import pytest
 
@@ -230,10 +229,10 @@ def test_want_defaults_and_geometry():
 
 # ---------------------------------------------------------------- role host checks and plans (recorded md_info results)
 
-def read(tmp_path, monkeypatch, state, s, files=()):
+def read(tmp_path, monkeypatch, state, s):
     arrays = ['md126', 'md127'] if state != 'fresh' else []
     Guest(tmp_path, monkeypatch, state, arrays=arrays)
-    args = {'arrays': [a['info'] for a in plan.want(s)], 'units': UNITS, 'files': list(files),
+    args = {'arrays': [a['info'] for a in plan.want(s)], 'units': UNITS,
             'calendars': [GOOD_CALENDAR] if s['md_raid_xfs_check_policy'] == 'window' else []}
     failed, result = run_module(md_info.main, args)
     assert not failed, result
@@ -242,18 +241,15 @@ def read(tmp_path, monkeypatch, state, s, files=()):
 
 def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
     s = settings()
-    info = read(tmp_path, monkeypatch, 'fresh', s, files=['/etc/fstab'])
+    info = read(tmp_path, monkeypatch, 'fresh', s)
     assert plan.host_errors(info, s) == []
     fs = plan.filesystems(info, s)
     assert [(f['planned'], f['needs_mkfs'], f['xfs_mount'], f['status']) for f in fs] == [
         (True, False, None, 'absent'), (True, False, None, 'absent')]
     assert plan.filesystems(info, s, check_mode=True)[0]['xfs_mount'] == {
         'path': '/data/models', 'src': 'UUID=(assigned-by-mkfs.xfs)', 'opts': OPTS}
-    files = [{'path': '/etc/fstab', 'group': 'sysctl', 'content': 'x\n'},
-             {'path': '/etc/systemd/system/none.timer', 'group': 'units', 'content': None}]
-    todo = plan.plan(info, s, files)
+    todo = plan.plan(info, s)
     assert todo == {
-        'file_changes': [files[0]], 'file_removals': [],
         'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'],
         'start': ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer'],
         'stop': [], 'limits_drift': ['dev.raid.speed_limit_min is 1000, wanted 10000',
@@ -263,7 +259,7 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
 
 def test_host_converged_arrays(tmp_path, monkeypatch):
     s = settings()
-    info = read(tmp_path, monkeypatch, 'arrays', s, files=['/etc/fstab'])
+    info = read(tmp_path, monkeypatch, 'arrays', s)
     assert plan.host_errors(info, s) == []
     models, index = plan.filesystems(info, s)
     assert (models['kname'], models['fstype'], models['mounted'], models['fstab_ok'], models['needs_mkfs']) == (
@@ -272,11 +268,7 @@ def test_host_converged_arrays(tmp_path, monkeypatch):
                                    'opts': OPTS}
     assert (models['missing_opts'], models['pending_opts']) == ([], [])
     assert (index['mounted'], index['fstab_ok'], index['uuid'] is not None) == (False, False, True)
-    content = info and open('%s/etc/fstab' % tmp_path.joinpath('guest')).read()
-    todo = plan.plan(info, s, [{'path': '/etc/fstab', 'group': 'sysctl', 'content': content}])
-    # The recording's file belongs to the test user, not root: only ownership differs.
-    assert todo['file_changes'] == ([] if info['files']['/etc/fstab']['uid'] == 0 else todo['file_changes'])
-    assert hashlib.sha1(content.encode()).hexdigest() == info['files']['/etc/fstab']['sha1']
+    todo = plan.plan(info, s)
     assert todo['limits_drift'] == []
     md_result = {'arrays': [{'array': {'level': 'raid0', 'status': 'clean', 'uuid': 'u', 'members': [],
                                        'missing_members': [], 'degraded': 0, 'sync_percent': None}}, {}]}
@@ -356,8 +348,8 @@ def test_host_foreign_filesystem_on_array(tmp_path, monkeypatch):
     assert (fs[1]['foreign'], fs[1]['needs_mkfs'], fs[1]['force_mkfs'], fs[1]['uuid']) == (True, True, True, None)
 
 
-def test_plan_units_and_removals():
-    info = {'arrays': {}, 'files': {'/a': {'sha1': 'x', 'mode': '0644', 'uid': 0, 'gid': 0}, '/b': None},
+def test_plan_units():
+    info = {'arrays': {},
             'units': {'fstrim.timer': {'enabled': 'enabled', 'active': 'active'},
                       'mdcheck_start.timer': {'enabled': 'masked', 'active': 'inactive'},
                       'mdcheck_continue.timer': {'enabled': 'disabled', 'active': 'inactive'},
@@ -365,8 +357,6 @@ def test_plan_units_and_removals():
                       'inferops-mdcheck-continue.timer': {'enabled': 'not-found', 'active': 'inactive'}},
             'sysctl': {'speed_limit_min': None, 'speed_limit_max': None}, 'autocheck': 'false'}
     s = settings(md_raid_xfs_check_policy='disabled', md_raid_xfs_fstrim_timer=False)
-    todo = plan.plan(info, s, [{'path': '/a', 'group': 'units', 'content': None},
-                               {'path': '/b', 'group': 'units', 'content': None}])
-    assert todo == {'file_changes': [], 'file_removals': [{'path': '/a', 'group': 'units'}],
-                    'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
+    todo = plan.plan(info, s)
+    assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
                     'limits_drift': [], 'autocheck': False}
