@@ -52,11 +52,9 @@ except ImportError:  # pragma: no cover - depends on the managed host
 __all__ = [
     'NvmeInputError', 'DISCOVERY_NQN', 'TRANSPORTS', 'IP_TRANSPORTS', 'HAS_NETADDR',
     'check_nqn', 'check_uuid', 'check_transport', 'check_traddr', 'check_svcid', 'check_dhchap_secret',
-    'adrfam_of', 'kernel_config', 'C_LOCALE', 'LIMITS', 'check_range', 'check_name', 'check_netdev',
+    'adrfam_of', 'kernel_config', 'LIMITS', 'check_range', 'check_name', 'check_netdev',
     'check_dhchap_pair', 'check_abspath', 'check_size', 'Refusals',
 ]
-
-C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 
 DISCOVERY_NQN = 'nqn.2014-08.org.nvmexpress.discovery'
 TRANSPORTS = ('tcp', 'rdma', 'fc')

@@ -406,8 +406,28 @@ files_changed:
   returned: always
   type: list
   elements: str
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/sbin/nvme, disconnect, "--device=nvme0"], rc: 0, ran: true}]
 '''
 
+import json
 import os
 import re
 import shlex
@@ -420,6 +440,7 @@ from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 HOSTNQN_FILE = fabrics.HOSTNQN_FILE
 HOSTID_FILE = fabrics.HOSTID_FILE
@@ -559,15 +580,10 @@ def validate(module):
 # ------------------------------------------------------------------ commands
 
 class Nvme(object):
-    def __init__(self, module):
-        self.module = module
-        self._bin = None
+    """nvme-cli through the module's CommandRunner (``runner``)."""
 
-    @property
-    def bin(self):
-        if self._bin is None:
-            self._bin = self.module.get_bin_path('nvme', required=True)
-        return self._bin
+    def __init__(self, runner):
+        self.runner = runner
 
     @staticmethod
     def portal_args(conn):
@@ -594,11 +610,12 @@ class Nvme(object):
             args.append('--dhchap-ctrl-secret=%s' % conn['dhchap_ctrl_secret'])
         return args
 
-    def run(self, args):
-        return self.module.run_command([self.bin] + args)
+    def run(self, args, changes):
+        return self.runner.run(['nvme'] + args, changes=changes)
 
     def discover(self, portal):
-        rc, out, err = self.run(['discover'] + self.portal_args(portal) + ['--output-format=json'])
+        # Reads the target's discovery log (the discovery controller goes away after it): runs in check mode too.
+        rc, out, err = self.run(['discover'] + self.portal_args(portal) + ['--output-format=json'], changes=False)
         if rc != 0:
             return None, (err or out).strip() or 'exit status %d' % rc
         try:
@@ -607,15 +624,17 @@ class Nvme(object):
             return None, 'unexpected output of nvme discover: %r' % (out[:200],)
 
     def connect(self, conn):
-        rc, out, err = self.run(['connect'] + self.connect_args(conn) + ['--output-format=json'])
+        rc, out, err = self.run(['connect'] + self.connect_args(conn) + ['--output-format=json'], changes=True)
         device = None
         if rc == 0:
-            found = re.search(r'"device"\s*:\s*"(nvme\d+)"', out or '')
-            device = found.group(1) if found else None
+            try:
+                device = json.loads(out).get('device')
+            except (ValueError, AttributeError):
+                device = None  # connected (rc 0) without the JSON line: the kernel's state is read afterwards anyway
         return rc, device, (err or out).strip()
 
     def disconnect(self, ctrl_name):
-        return self.run(['disconnect', '--device=%s' % ctrl_name])
+        return self.run(['disconnect', '--device=%s' % ctrl_name], changes=True)
 
 
 def with_retries(attempts, delay, func):
@@ -631,11 +650,11 @@ def with_retries(attempts, delay, func):
     return None, errors
 
 
-def ensure_modules(module, transports):
+def ensure_modules(runner, transports):
     missing = [t for t in sorted(set(transports)) if not sysfs.exists('/sys/module/nvme_%s' % t)]
     if not sysfs.exists('/dev/nvme-fabrics') or missing:
         names = ['nvme-fabrics'] + ['nvme-%s' % t for t in missing]
-        rc, out, err = module.run_command([module.get_bin_path('modprobe', required=True), '-a'] + names)
+        rc, out, err = runner.run(['modprobe', '-a'] + names, changes=True)
         if rc != 0:
             raise ConnectError('modprobe %s failed: %s' % (' '.join(names), (err or out).strip()))
 
@@ -709,12 +728,11 @@ def conf_text(conn, params, masked=False):
     return '\n'.join(lines) + '\n'
 
 
-def systemctl_states(module, units):
+def systemctl_states(runner, units):
     """{unit: (UnitFileState, ActiveState)} from one ``systemctl show``."""
     if not units:
         return {}
-    systemctl = module.get_bin_path('systemctl', required=True)
-    rc, out, err = module.run_command([systemctl, 'show', '--property=Id,UnitFileState,ActiveState', '--'] + list(units))
+    rc, out, err = runner.run(['systemctl', 'show', '--property=Id,UnitFileState,ActiveState', '--'] + list(units))
     if rc != 0:
         raise ConnectError('systemctl show failed: %s' % (err or out).strip())
     states = {}
@@ -765,9 +783,9 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.run_command_environ_update = dict(common.C_LOCALE)
+    runner = CommandRunner(module)
     params = module.params
-    result = dict(changed=False, connections=[], discovery=[], units=[], files_changed=[])
+    result = dict(changed=False, connections=[], discovery=[], units=[], files_changed=[], command_log=runner.log)
 
     # ---- 1. validate everything
     try:
@@ -775,7 +793,7 @@ def main():
     except common.NvmeInputError as exc:
         module.fail_json(msg=to_native(exc), **result)
 
-    nvme = Nvme(module)
+    nvme = Nvme(runner)
     try:
         plan = make_plan(module, nvme, conns, portals)
         if not module.check_mode:
@@ -798,7 +816,7 @@ def make_plan(module, nvme, conns, portals):
     plan = dict(discovery=[], entries=[], files=[], units=[])
     if portals:
         if not module.check_mode:
-            ensure_modules(module, [p['transport'] for p in portals])
+            ensure_modules(nvme.runner, [p['transport'] for p in portals])
         for portal in portals:
             records, errors = with_retries(params['retries'], params['retry_delay'], lambda p=portal: nvme.discover(p))
             if records is None:
@@ -834,7 +852,7 @@ def make_plan(module, nvme, conns, portals):
         if not sysfs.isdir('/run/systemd/system'):
             raise ConnectError('persistent=%s needs systemd (no /run/systemd/system on this host)' % params['persistent'])
         plan['files'] = plan_files(module, plan['entries'])
-        plan['units'] = plan_units(module, plan['entries'])
+        plan['units'] = plan_units(module, nvme.runner, plan['entries'])
     return plan
 
 
@@ -875,7 +893,7 @@ def apply(module, nvme, plan):
     entries = plan['entries']
     transports = [e['conn']['transport'] for e in entries if e['action'] in ('connected', 'reconnected')]
     if transports:
-        ensure_modules(module, transports)
+        ensure_modules(nvme.runner, transports)
     for entry in entries:
         if entry['action'] == 'connected':
             entry['discovery'] = connect(module, nvme, entry['conn'])
@@ -899,11 +917,9 @@ def apply(module, nvme, plan):
         else:
             textfile.write_text_atomic(module, sysfs.host_path(change['path']), change['content'], prefix='.inferops-nvmf.',
                                        mode=0o600, force_mode=True)
-    if plan['units']:
-        systemctl = module.get_bin_path('systemctl', required=True)
-        for unit in plan['units']:
-            for args in unit['run']:
-                run_systemctl(module, systemctl, *args)
+    for unit in plan['units']:
+        for args in unit['run']:
+            run_systemctl(nvme.runner, *args)
 
 
 # ------------------------------------------------------------------ report
@@ -999,7 +1015,7 @@ def plan_files(module, entries):
     return files
 
 
-def plan_units(module, entries):
+def plan_units(module, runner, entries):
     """[{name, enabled, active (after the call), run: [systemctl arguments]}] for every connection's unit."""
     params = module.params
     want_on = [unit_name(e['conn']['name']) for e in entries if params['persistent'] == 'present' and e['conn']['state'] == 'present']
@@ -1010,7 +1026,7 @@ def plan_units(module, entries):
         if not module.check_mode:
             raise ConnectError(message)
         module.warn(message + ' (check mode: not there yet)')
-    states = systemctl_states(module, want_on + want_off)
+    states = systemctl_states(runner, want_on + want_off)
     units = []
     for unit in want_on:
         enabled, active = states.get(unit, ('', ''))
@@ -1025,8 +1041,8 @@ def plan_units(module, entries):
     return units
 
 
-def run_systemctl(module, systemctl, *args):
-    rc, out, err = module.run_command([systemctl] + list(args))
+def run_systemctl(runner, *args):
+    rc, out, err = runner.run(['systemctl'] + list(args), changes=True)
     if rc != 0:
         raise ConnectError('systemctl %s failed: %s' % (' '.join(args), (err or out).strip()))
 

@@ -277,6 +277,25 @@ state_file_changed:
   description: Whether the saved configuration was (or would be) rewritten.
   returned: always
   type: bool
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/sbin/modprobe, nvmet], rc: 0, ran: true}]
 '''
 
 import copy
@@ -295,6 +314,7 @@ from ansible_collections.inferops.node.plugins.module_utils import nvme_common a
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
 from ansible_collections.inferops.node.plugins.module_utils import nvmet
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 MASK = '********'
 SECRET_KEYS = ('dhchap_key', 'dhchap_ctrl_key')
@@ -719,13 +739,13 @@ def create_file(path, size):
         os.close(fd)
 
 
-def ensure_nvmet(module):
+def ensure_nvmet(runner, result):
     if nvmet.available():
         return
-    rc, out, err = module.run_command([module.get_bin_path('modprobe', required=True), 'nvmet'])
+    rc, out, err = runner.run(['modprobe', 'nvmet'], changes=True)
     if rc != 0 or not nvmet.available():
-        module.fail_json(msg='nvmet is not available: modprobe nvmet: %s; is configfs mounted on /sys/kernel/config?' % (
-            (err or out).strip() or 'exit status %d' % rc))
+        runner.module.fail_json(msg='nvmet is not available: modprobe nvmet: %s; is configfs mounted on /sys/kernel/config?' % (
+            (err or out).strip() or 'exit status %d' % rc), **result)
 
 
 def report(subsystems, ports, model):
@@ -802,9 +822,10 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.run_command_environ_update = dict(common.C_LOCALE)
+    runner = CommandRunner(module)
     params = module.params
-    result = dict(changed=False, subsystems=[], ports=[], changes=[], state_file=params['state_file'], state_file_changed=False)
+    result = dict(changed=False, subsystems=[], ports=[], changes=[], state_file=params['state_file'], state_file_changed=False,
+                  command_log=runner.log)
 
     try:
         subsystems, ports = validate(module)
@@ -821,7 +842,7 @@ def main():
                 creates[(sub['nqn'], nsid)] = ns['create_size']
 
     if not module.check_mode and not nvmet.available():
-        ensure_nvmet(module)
+        ensure_nvmet(runner, result)
         current = model_of(nvmet.read_state())
         want = plan(subsystems, ports, current)
     cfs = nvmet.Configfs(dry=module.check_mode)

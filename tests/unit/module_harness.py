@@ -6,10 +6,15 @@
 * ``fixture(*parts)`` - text of a file below tests/unit/fixtures (``fixture_path`` - its path).
 * ``build_tree(data, root)`` - rebuild a snapshot recorded by fixtures/sysfs/snapshot.py below ``root``.
 * ``patch_commands(monkeypatch, run_command)`` - answer ``AnsibleModule.run_command`` with ``run_command``;
-  ``get_bin_path`` returns the bare name.
+  ``get_bin_path`` returns the bare name. Every command is checked first, as community.general's UTHelper
+  does: an argument list (never a string, no shell), run in exactly the C locale (``C_LOCALE``, what the
+  module's ``command.CommandRunner`` passes).
 * ``FakeHost`` - a recorded machine: a snapshot rebuilt under a temporary root (``module_utils.sysfs.ROOT``)
   and a table of command answers; any command not in the table fails the test. A command can switch
   the machine to another snapshot (``then=``), as creating an array or connecting a controller does.
+  ``calls`` lists the commands in order, ``environ`` the environment each ran with.
+* ``Replay(monkeypatch, calls)`` - UTHelper's way: the exact commands expected, in order, each with its
+  answer (``command``, ``rc``, ``out``, ``err``, optional ``environ``); ``done()`` checks none is left.
 * ``run_module(main, args)`` - run a module's ``main()`` and return ``(failed, result)``.
 """
 
@@ -58,9 +63,35 @@ def build_tree(data, root):
     return data
 
 
+# The environment every command of the collection runs with (plugins/module_utils/command.py), written
+# out here so that a change there shows as a failing test.
+C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
+
+
+def command_environ(module, kwargs):
+    """The variables ``run_command`` would set for this call: the module's default, then the call's own."""
+    environ = dict(module.run_command_environ_update or {})
+    environ.update(kwargs.get('environ_update') or {})
+    return environ
+
+
+def check_command(module, args, kwargs, environ=None):
+    """Fail the test unless ``args`` is an argument list run in the C locale (``environ`` when given)."""
+    assert isinstance(args, list) and all(isinstance(arg, str) for arg in args), 'not an argument list: %r' % (args,)
+    got = command_environ(module, kwargs)
+    assert got == (C_LOCALE if environ is None else environ), '%r ran with environment %r' % (args, got)
+    assert not kwargs.get('use_unsafe_shell'), '%r: run through a shell' % (args,)
+    return got
+
+
 def patch_commands(monkeypatch, run_command):
-    """``run_command(module, args, **kwargs)`` must be a plain function: AnsibleModule binds itself to it."""
-    monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+    """``run_command(module, args, **kwargs)`` must be a plain function: AnsibleModule binds itself to it.
+
+    Every command is checked (``check_command``) before ``run_command`` answers it."""
+    def checked(module, args, **kwargs):
+        check_command(module, args, kwargs)
+        return run_command(module, args, **kwargs)
+    monkeypatch.setattr(basic.AnsibleModule, 'run_command', checked)
     monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
 
 
@@ -76,12 +107,14 @@ class FakeHost(object):
         self.tmp = tmp_path
         self.monkeypatch = monkeypatch
         self.calls = []
+        self.environ = []
         self.table = {}
         self.snapshot = None
         self.load(snapshot)
         monkeypatch.setattr(sysfs, 'ROOT', self.root)
 
         def run_command(module, args, **kwargs):
+            self.environ.append(command_environ(module, kwargs))
             return self.run(list(args))
         patch_commands(monkeypatch, run_command)
 
@@ -128,6 +161,36 @@ class FakeHost(object):
     def ran(self, *prefix):
         """The calls starting with ``prefix``."""
         return [c for c in self.calls if c[:len(prefix)] == list(prefix)]
+
+
+class Replay(object):
+    """The commands a module must run, in this order, each ``{command, rc, out, err, environ}`` (UTHelper's
+    ``run_command_calls``); ``out``/``err`` starting with ``@`` name a fixture file. The environment is
+    compared whole (``C_LOCALE`` unless the call says otherwise)."""
+
+    def __init__(self, monkeypatch, calls):
+        self.expected = [dict(call) for call in calls]
+        self.position = 0
+        replay = self
+
+        def run_command(module, args, **kwargs):
+            return replay.answer(module, args, kwargs)
+        monkeypatch.setattr(basic.AnsibleModule, 'run_command', run_command)
+        monkeypatch.setattr(basic.AnsibleModule, 'get_bin_path', lambda mod, arg, required=False, opt_dirs=None: arg)
+
+    def answer(self, module, args, kwargs):
+        assert self.position < len(self.expected), 'unexpected command %r after the %d expected' % (
+            args, len(self.expected))
+        call = self.expected[self.position]
+        self.position += 1
+        assert args == call['command'], 'command %d: ran %r, expected %r' % (self.position, args, call['command'])
+        check_command(module, args, kwargs, call.get('environ'))
+        text = [fixture(v[1:]) if v.startswith('@') else v for v in (call.get('out', ''), call.get('err', ''))]
+        return call.get('rc', 0), text[0], text[1]
+
+    def done(self):
+        left = [c['command'] for c in self.expected[self.position:]]
+        assert not left, 'expected commands not run: %r' % (left,)
 
 
 class AnsibleExit(Exception):

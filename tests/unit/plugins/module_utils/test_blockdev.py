@@ -167,6 +167,8 @@ def test_holders_and_partitions(tmp_path, monkeypatch):
 class _Module(object):
     """Just enough AnsibleModule for the probing helpers."""
 
+    run_command_environ_update = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}  # as blockdev.setup_module sets it
+
     def run_command(self, *args, **kwargs):
         # resolved at call time: FakeSystem patches AnsibleModule.run_command
         return basic.AnsibleModule.run_command(self, *args, **kwargs)

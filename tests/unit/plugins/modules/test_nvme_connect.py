@@ -568,13 +568,8 @@ def test_every_command_runs_in_the_c_locale(tmp_path, monkeypatch):
     host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
     host.on(portal('tcp'), out='@discover_tcp.json')
     host.on(connect_argv('tcp', LAB_ARGS), out='@connect_tcp.json', then='sysfs_tcp_new.json')
-    environments = []
-
-    def run_command(module, args, **kwargs):
-        environments.append((args[0], dict(module.run_command_environ_update), kwargs.get('environ_update')))
-        return host.run(list(args))
-    module_harness.patch_commands(monkeypatch, run_command)
     failed, result = run_module({'connections': [dict(TCP, **LAB)]})
     assert not failed, result
-    assert [e[0] for e in environments] == ['nvme', 'nvme']
-    assert all(env == {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'} and extra is None for dummy, env, extra in environments)
+    assert host.calls == [portal('tcp'), connect_argv('tcp', LAB_ARGS)]
+    assert host.environ == [module_harness.C_LOCALE] * 2
+    assert result['command_log'] == [{'argv': call, 'rc': 0, 'ran': True} for call in host.calls]

@@ -582,16 +582,25 @@ def test_modprobe_runs_in_the_c_locale(tmp_path, monkeypatch):
     """nvmet not loaded yet: the module loads it, with messages in the C locale (they end up in its refusal)."""
     kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
     shutil.rmtree(kernel.path(nvmet.ROOT))
-    calls = []
-
-    def run_command(module, args, **kwargs):
-        calls.append((list(args), dict(module.run_command_environ_update)))
-        return 1, '', "modprobe: FATAL: Module nvmet not found in directory /lib/modules/6.1.0-lab\n"
-    module_harness.patch_commands(monkeypatch, run_command)
+    replay = module_harness.Replay(monkeypatch, [
+        {'command': ['modprobe', 'nvmet'], 'environ': {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}, 'rc': 1,
+         'err': "modprobe: FATAL: Module nvmet not found in directory /lib/modules/6.1.0-lab\n"},
+    ])
     failed, result = run_module(lab_args(kernel))
+    replay.done()
     assert failed
-    assert calls == [(['modprobe', 'nvmet'], {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'})]
+    assert result['command_log'] == [{'argv': ['modprobe', 'nvmet'], 'rc': 1, 'ran': True}]
     assert result['msg'].startswith('nvmet is not available: modprobe nvmet: modprobe: FATAL: Module nvmet not found')
+
+
+def test_check_mode_does_not_load_nvmet(tmp_path, monkeypatch):
+    """nvmet not loaded and --check: nothing is run (modprobe changes the host), the plan is reported."""
+    kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
+    shutil.rmtree(kernel.path(nvmet.ROOT))
+    replay = module_harness.Replay(monkeypatch, [])
+    failed, result = run_module(lab_args(kernel), check_mode=True)
+    replay.done()
+    assert result['command_log'] == []
 
 
 def test_restore_helper_runs_from_its_installed_layout(tmp_path):
