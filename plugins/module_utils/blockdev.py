@@ -14,8 +14,7 @@
   queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
   ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).
 
-Commands are run through ``module.run_command`` with argument lists; call
-``setup_module(module)`` once so they run in the C locale.
+The probes take the module's ``command.CommandRunner`` (C locale, argument lists).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import re
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 __all__ = [
-    'BlockDevError', 'C_LOCALE', 'setup_module', 'resolve_device', 'device_kind',
+    'BlockDevError', 'resolve_device', 'device_kind',
     'udev_properties', 'lsblk_json', 'blkid_probe', 'wipefs_probe', 'probe_usage',
     'holders', 'partitions', 'parse_mdstat', 'parse_mdadm_export', 'parse_mdadm_detail',
     'md_sysfs_state', 'md_stripe_width_kb', 'md_level_number', 'md_members_from_export',
@@ -39,8 +38,6 @@ __all__ = [
 # with 4K pages). The modules ask the host (os.sysconf) where they run; the controller side uses this.
 PAGE_KB = 4
 
-C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
-
 _KNAME_RE = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._:+-]*$')
 _NVME_NS_RE = re.compile(r'^nvme\d+n\d+$')
 _NVME_PATH_RE = re.compile(r'^nvme\d+c\d+n\d+$')
@@ -48,11 +45,6 @@ _NVME_PATH_RE = re.compile(r'^nvme\d+c\d+n\d+$')
 
 class BlockDevError(Exception):
     """A device could not be resolved or probed; the message names it."""
-
-
-def setup_module(module):
-    """Run every command of ``module`` in the C locale (stable, parseable output)."""
-    module.run_command_environ_update = dict(C_LOCALE)
 
 
 # ---------------------------------------------------------------- resolution
@@ -124,12 +116,11 @@ def partitions(kname):
 
 # ---------------------------------------------------------------- probing
 
-def udev_properties(module, device):
+def udev_properties(runner, device):
     """``udevadm info --query=property`` as a dict; empty when udevadm is missing or fails."""
-    udevadm = module.get_bin_path('udevadm')
-    if not udevadm:
+    if not runner.find('udevadm'):
         return {}
-    rc, out, dummy = module.run_command([udevadm, 'info', '--query=property', '--name=%s' % device])
+    rc, out, dummy = runner.run(['udevadm', 'info', '--query=property', '--name=%s' % device])
     if rc != 0:
         return {}
     return parse_export(out)
@@ -149,9 +140,9 @@ def parse_export(text):
     return result
 
 
-def lsblk_json(module, device):
+def lsblk_json(runner, device):
     """``lsblk --json -O <device>``: the device's entry (with ``children``), or None."""
-    rc, out, err = module.run_command(['lsblk', '--json', '-O', device])
+    rc, out, err = runner.run(['lsblk', '--json', '-O', device])
     if rc != 0:
         raise BlockDevError('lsblk --json -O %s failed (rc=%d): %s' % (device, rc, err.strip()))
     try:
@@ -162,13 +153,13 @@ def lsblk_json(module, device):
     return devices[0] if devices else None
 
 
-def blkid_probe(module, device):
+def blkid_probe(runner, device):
     """Low-level probe ``blkid -p -o export <device>``: dict of tags, empty when nothing found.
 
     blkid exits 2 when nothing is found; 8 means ambiguous (several signatures) - reported as
     ``{'AMBIGUOUS': 'true'}`` plus what could be read.
     """
-    rc, out, err = module.run_command(['blkid', '-p', '-o', 'export', device])
+    rc, out, err = runner.run(['blkid', '-p', '-o', 'export', device])
     if rc == 2:
         return {}
     tags = parse_export(out)
@@ -180,9 +171,9 @@ def blkid_probe(module, device):
     return tags
 
 
-def wipefs_probe(module, device):
+def wipefs_probe(runner, device):
     """Signatures ``wipefs --no-act --json <device>`` would erase (list of dicts, may be empty)."""
-    rc, out, err = module.run_command(['wipefs', '--no-act', '--json', device])
+    rc, out, err = runner.run(['wipefs', '--no-act', '--json', device])
     if rc != 0:
         raise BlockDevError('wipefs --no-act --json %s failed (rc=%d): %s' % (device, rc, err.strip()))
     if not out.strip():
@@ -210,7 +201,7 @@ def _mountpoints(entry):
     return sorted(set(points))
 
 
-def probe_usage(module, device, kname):
+def probe_usage(runner, device, kname):
     """What is on a device, as a list of findings ``{'kind', 'detail', 'in_use'}``.
 
     Kinds: ``mounted``, ``swap``, ``holder`` (in an md array or dm device), ``partitions``,
@@ -236,7 +227,7 @@ def probe_usage(module, device, kname):
         if fields and fields[0] in (device, '/dev/%s' % kname):
             add('swap', 'active swap', True)
 
-    tree = lsblk_json(module, device)
+    tree = lsblk_json(runner, device)
     if tree is not None:
         for point in _mountpoints(tree):
             add('mounted', 'mounted at %s' % point, True)
@@ -246,14 +237,14 @@ def probe_usage(module, device, kname):
         if tree.get('pttype'):
             add('partition_table', 'partition table %s' % tree['pttype'])
 
-    for sig in wipefs_probe(module, device):
+    for sig in wipefs_probe(runner, device):
         kind = _signature_kind(sig.get('type'), sig.get('usage'))
         detail = '%s signature at offset %s' % (sig.get('type'), sig.get('offset'))
         if sig.get('uuid'):
             detail += ' (UUID %s)' % sig['uuid']
         add(kind, detail)
 
-    tags = blkid_probe(module, device)
+    tags = blkid_probe(runner, device)
     if tags.get('TYPE') or tags.get('PTTYPE'):
         if tags.get('PTTYPE'):
             add('partition_table', 'partition table %s' % tags['PTTYPE'])

@@ -10,12 +10,15 @@ import json
 FINDMNT = ['findmnt', '-J', '-l', '-o', 'TARGET,SOURCE,FSTYPE,OPTIONS']
 
 
-def mount_entries(module, caller):
-    """findmnt's entries (target, source, fstype, options), in mount order; fails the module naming ``caller``."""
-    rc, out, err = module.run_command(FINDMNT)
+def mount_entries(runner, caller):
+    """findmnt's entries (target, source, fstype, options), in mount order; fails the module naming ``caller``.
+
+    ``runner`` is the module's ``command.CommandRunner``."""
+    rc, out, err = runner.run(FINDMNT)
     if rc != 0:
-        module.fail_json(msg='%s: cannot read the mounts (%s, rc %d): %s' % (caller, ' '.join(FINDMNT), rc, err.strip()))
+        runner.module.fail_json(msg='%s: cannot read the mounts (%s, rc %d): %s' % (caller, ' '.join(FINDMNT), rc, err.strip()),
+                                command_log=runner.log)
     try:
         return json.loads(out)['filesystems']
     except (ValueError, KeyError, TypeError) as exc:
-        module.fail_json(msg='%s: unexpected findmnt output: %s' % (caller, exc))
+        runner.module.fail_json(msg='%s: unexpected findmnt output: %s' % (caller, exc), command_log=runner.log)

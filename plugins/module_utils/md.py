@@ -11,8 +11,7 @@ and ``md_info`` (which only reads) get array state from.
 * ``array_names`` - kernel name -> array name (from the ``/dev/md/<name>`` links udev makes).
 * ``drive_identity`` - a drive's by-id paths (``blockdev.by_id_paths``), serial, model, firmware and size.
 
-Commands run through ``module.run_command`` with argument lists; the caller runs
-``blockdev.setup_module(module)`` first so they run in the C locale.
+Commands run through the module's ``command.CommandRunner`` (``runner``): C locale, argument lists.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 __all__ = [
-    'SYNC_STATUS', 'mdadm_bin', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
+    'SYNC_STATUS', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
     'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'drive_identity',
 ]
 
@@ -32,19 +31,15 @@ SYNC_STATUS = {'resync': 'resyncing', 'recover': 'recovering', 'reshape': 'resha
                'repair': 'checking', 'recovery': 'recovering'}
 
 
-def mdadm_bin(module):
-    return module.get_bin_path('mdadm', required=True)
-
-
-def detail_export(module, device):
+def detail_export(runner, device):
     """``mdadm --detail --export <device>`` as a dict; empty when mdadm refuses (not an active array)."""
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', '--export', device])
+    rc, out, dummy = runner.run(['mdadm', '--detail', '--export', device])
     return blockdev.parse_mdadm_export(out) if rc == 0 else {}
 
 
-def examine_export(module, device):
+def examine_export(runner, device):
     """``mdadm --examine --export <device>`` (the superblock on a member) as a dict; empty without one."""
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--examine', '--export', device])
+    rc, out, dummy = runner.run(['mdadm', '--examine', '--export', device])
     return blockdev.parse_mdadm_export(out) if rc == 0 else {}
 
 
@@ -76,7 +71,7 @@ def array_names():
     return names
 
 
-def find_running(module, name, member_knames):
+def find_running(runner, name, member_knames):
     """The kname of the running (or inactive) array called ``name``, or one holding a requested member."""
     link = '/dev/md/%s' % name
     if sysfs.exists(link):
@@ -85,7 +80,7 @@ def find_running(module, name, member_knames):
         except blockdev.BlockDevError:
             pass
     for kname in running_arrays():
-        export = detail_export(module, '/dev/%s' % kname)
+        export = detail_export(runner, '/dev/%s' % kname)
         if name_matches(export.get('MD_NAME'), name) or export.get('MD_DEVNAME') == name:
             return kname
     # Inactive arrays have no name in --detail: match by a requested member inside.
@@ -108,15 +103,15 @@ def kernel_uuid_to_mdadm(value):
     return ':'.join(hexdigits[i:i + 8] for i in range(0, 32, 8))
 
 
-def array_status(module, kname, name, members=None):
+def array_status(runner, kname, name, members=None):
     """Everything known about a running (or inactive) array ``kname`` called ``name``.
 
     ``members``: the requested members (resolved, with ``path`` and ``kname``); when given,
     ``missing_members`` lists those that are not active and in sync.
     """
     device = '/dev/%s' % kname
-    export = detail_export(module, device)
-    rc, out, dummy = module.run_command([mdadm_bin(module), '--detail', device])
+    export = detail_export(runner, device)
+    rc, out, dummy = runner.run(['mdadm', '--detail', device])
     detail = blockdev.parse_mdadm_detail(out) if rc == 0 else blockdev.parse_mdadm_detail('')
     sysstate = blockdev.md_sysfs_state(kname)
     mdstat = blockdev.parse_mdstat(sysfs.read_attr('/proc/mdstat', '') or '')['arrays'].get(kname) or {}

@@ -194,6 +194,25 @@ udev_reload_needed:
   description: True when the rules file changed; run C(udevadm control --reload) (role handler).
   returned: always
   type: bool
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/bin/udevadm, info, "--query=property", "--name=/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0"], rc: 0, ran: true}]
 '''
 
 import os
@@ -205,6 +224,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 RULES_HEADER = (
     '# Managed by inferops.node.blockdev_readahead - changes are overwritten.\n'
@@ -253,14 +273,14 @@ def udev_value_ok(value):
     return bool(value) and _SAFE_VALUE_RE.match(value) is not None
 
 
-def rule_match(module, entry):
+def rule_match(runner, entry):
     """udev match keys identifying the device across reboots, plus a warning when only KERNEL fits."""
     kname = entry['kname']
     cache = []
 
     def prop(key):
         if not cache:
-            cache.append(blockdev.udev_properties(module, entry['path']))
+            cache.append(blockdev.udev_properties(runner, entry['path']))
         return cache[0].get(key)
 
     kind = entry['kind']
@@ -358,9 +378,10 @@ def main():
         mutually_exclusive=[['read_ahead_kb', 'read_ahead_sectors']],
         supports_check_mode=True,
     )
-    blockdev.setup_module(module)
+    runner = CommandRunner(module)
     params = module.params
-    result = dict(changed=False, devices=[], rules_file=params['rules_file'], rules_changed=False, udev_reload_needed=False)
+    result = dict(changed=False, devices=[], rules_file=params['rules_file'], rules_changed=False, udev_reload_needed=False,
+                  command_log=runner.log)
 
     # ---- validate everything before touching anything
     plan = []
@@ -437,7 +458,7 @@ def main():
         entries, foreign = parse_rules(rules_before or '')
         by_match = dict((e[0], e) for e in entries)
         for entry in plan:
-            match, warning = rule_match(module, entry)
+            match, warning = rule_match(runner, entry)
             if warning and params['persistent'] == 'present':
                 module.warn(warning)
             entry['rule_match'] = match

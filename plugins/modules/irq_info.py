@@ -229,13 +229,35 @@ record_of_this_boot:
   returned: always
   type: bool
   sample: true
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample:
+    - argv: [/usr/bin/systemctl, show, -p, Id, -p, LoadState, -p, ActiveState, -p, UnitFileState, -p, ExecMainPID, irqbalance.service]
+      rc: 0
+      ran: true
 '''
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
-from ansible_collections.inferops.node.plugins.module_utils.blockdev import C_LOCALE
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 UNITS = ('irqbalance.service', 'inferops-irq-pin.service')
 ENV_FILE = '/etc/default/irqbalance'
@@ -277,8 +299,8 @@ def device_groups(table):
 
 def main():
     module = AnsibleModule(argument_spec={}, supports_check_mode=True)
-    module.run_command_environ_update = dict(C_LOCALE)
-    result = dict(changed=False)
+    runner = CommandRunner(module)
+    result = dict(changed=False, command_log=runner.log)
     try:
         result['online_cpus'] = irq.format_cpulist(irq.online_cpus())
         boot = irq.boot_id()
@@ -289,10 +311,9 @@ def main():
     result.update(irqs=table, devices=device_groups(table), boot_id=boot, record_of_this_boot=bool(record))
 
     units = parse_systemctl_show('', UNITS)
-    systemctl = module.get_bin_path('systemctl')
-    if systemctl:
-        rc, out, err = module.run_command([systemctl, 'show', '-p', 'Id', '-p', 'LoadState', '-p', 'ActiveState',
-                                           '-p', 'UnitFileState', '-p', 'ExecMainPID'] + list(UNITS))
+    if runner.find('systemctl'):
+        rc, out, err = runner.run(['systemctl', 'show', '-p', 'Id', '-p', 'LoadState', '-p', 'ActiveState',
+                                   '-p', 'UnitFileState', '-p', 'ExecMainPID'] + list(UNITS))
         if rc == 0:
             units = parse_systemctl_show(out, UNITS)
         else:

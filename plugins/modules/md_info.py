@@ -304,6 +304,25 @@ sysctl:
   description: C(dev.raid.speed_limit_min) and C(dev.raid.speed_limit_max) (null without md_mod).
   returned: always
   type: dict
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/bin/udevadm, settle, "--timeout=60"], rc: 0, ran: true}]
 '''
 
 import os
@@ -315,6 +334,7 @@ from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 BINS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'wipefs', 'update-initramfs')
 
@@ -324,9 +344,9 @@ def unescape(text):
     return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), text)
 
 
-def read_mounts(module):
+def read_mounts(runner):
     """Mount point -> top mount; kernel name -> mount points of each /dev source."""
-    entries = findmnt.mount_entries(module, 'md_info')
+    entries = findmnt.mount_entries(runner, 'md_info')
     mounts, by_kname = {}, {}
     for entry in entries:
         source = (entry.get('source') or '').split('[', 1)[0]  # bind mounts: /dev/x[/subdir]
@@ -349,22 +369,22 @@ def read_fstab():
     return fstab
 
 
-def signatures(module, device):
+def signatures(runner, device):
     """(blkid tags, wipefs signatures) of a device; a tool that fails gives nothing rather than failing the read."""
     try:
-        tags = blockdev.blkid_probe(module, device)
+        tags = blockdev.blkid_probe(runner, device)
     except blockdev.BlockDevError as exc:
-        module.warn(str(exc))
+        runner.module.warn(str(exc))
         tags = {}
     try:
-        sigs = blockdev.wipefs_probe(module, device)
+        sigs = blockdev.wipefs_probe(runner, device)
     except blockdev.BlockDevError as exc:
-        module.warn(str(exc))
+        runner.module.warn(str(exc))
         sigs = []
     return tags, sigs
 
 
-def read_arrays(module, requested, by_kname):
+def read_arrays(runner, requested, by_kname):
     """Every array of the host and every requested one, by name."""
     names = md.array_names()
     requested_by_name = dict((spec['name'], spec) for spec in requested)
@@ -372,7 +392,7 @@ def read_arrays(module, requested, by_kname):
     for kname in md.running_arrays():
         name = names.get(kname)
         if name is None:
-            export = md.detail_export(module, '/dev/%s' % kname)
+            export = md.detail_export(runner, '/dev/%s' % kname)
             name = export.get('MD_DEVNAME') or kname
         arrays[name] = kname
     result = {}
@@ -383,7 +403,7 @@ def read_arrays(module, requested, by_kname):
                  'mounted_at': [], 'members': [], 'status': 'absent'}
         kname = arrays.get(name)
         if kname:
-            entry.update(md.array_status(module, kname, name))
+            entry.update(md.array_status(runner, kname, name))
             entry['exists'] = True
             for member in entry['members']:
                 member.update(md.drive_identity(member['kname']))
@@ -393,7 +413,7 @@ def read_arrays(module, requested, by_kname):
             sectors = sysfs.read_int('/sys/block/%s/size' % kname)
             entry['size_bytes'] = sectors * 512 if sectors is not None else None
             entry['read_ahead_kb'] = sysfs.read_int('/sys/block/%s/queue/read_ahead_kb' % kname)
-            entry['blkid'], entry['signatures'] = signatures(module, '/dev/%s' % kname)
+            entry['blkid'], entry['signatures'] = signatures(runner, '/dev/%s' % kname)
             entry['fstype'] = entry['blkid'].get('TYPE', '')
             entry['mounted_at'] = by_kname.get(kname, [])
         entry['summary'] = summary(entry)
@@ -416,7 +436,7 @@ def summary(entry):
     return text
 
 
-def classify(module, spec, own, path, by_kname):
+def classify(runner, spec, own, path, by_kname):
     """One requested member: what it is, what is on it, and whether the array may use it."""
     entry = {'path': path, 'array': spec['name'], 'exists': sysfs.exists(path), 'device': None, 'kname': None,
              'whole': False, 'usage': 'missing', 'detail': 'does not exist', 'role': None, 'holders': [],
@@ -435,7 +455,7 @@ def classify(module, spec, own, path, by_kname):
     entry['whole'] = True
     entry.update(md.drive_identity(kname))
     held = blockdev.holders(kname)
-    tags, sigs = signatures(module, real)
+    tags, sigs = signatures(runner, real)
     entry.update(holders=held, blkid=tags, signatures=sigs)
     for member in own.get('members') or []:
         if member['kname'] == kname:
@@ -463,14 +483,13 @@ def classify(module, spec, own, path, by_kname):
     return entry
 
 
-def read_units(module, units):
+def read_units(runner, units):
     if not units:
         return {}
-    args = [module.get_bin_path('systemctl', required=True), 'show', '-p', 'Id', '-p', 'UnitFileState',
-            '-p', 'ActiveState', '-p', 'LoadState'] + list(units)
-    rc, out, err = module.run_command(args)
+    args = ['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState'] + list(units)
+    rc, out, err = runner.run(args)
     if rc != 0:
-        module.fail_json(msg='md_info: %s failed (rc %d): %s' % (' '.join(args), rc, err.strip()))
+        runner.module.fail_json(msg='md_info: %s failed (rc %d): %s' % (' '.join(args), rc, err.strip()), command_log=runner.log)
     result = {}
     # systemctl show prints one block per unit, in the order asked, separated by blank lines.
     for unit, block in zip(units, out.strip().split('\n\n')):
@@ -480,11 +499,10 @@ def read_units(module, units):
     return result
 
 
-def read_calendars(module, calendars):
+def read_calendars(runner, calendars):
     result = {}
     for value in calendars:
-        analyze = module.get_bin_path('systemd-analyze')
-        result[value] = bool(analyze) and module.run_command([analyze, 'calendar', value])[0] == 0
+        result[value] = bool(runner.find('systemd-analyze')) and runner.run(['systemd-analyze', 'calendar', value])[0] == 0
     return result
 
 
@@ -518,32 +536,32 @@ def main():
         ),
         supports_check_mode=True,
     )
-    blockdev.setup_module(module)
+    runner = CommandRunner(module)
     params = module.params
     # Right after an array changes (a member failed, an array assembled) udev rewrites /dev/md/<name>
     # and the blkid tags; a read racing it sees a running array as missing. Waiting changes nothing.
-    udevadm = module.get_bin_path('udevadm')
-    if udevadm:
-        module.run_command([udevadm, 'settle', '--timeout=60'])
-    mounts, by_kname = read_mounts(module)
-    arrays = read_arrays(module, params['arrays'], by_kname)
+    if runner.find('udevadm'):
+        runner.run(['udevadm', 'settle', '--timeout=60'])
+    mounts, by_kname = read_mounts(runner)
+    arrays = read_arrays(runner, params['arrays'], by_kname)
     members = {}
     for spec in params['arrays']:
         for path in spec['devices']:
             if path not in members:
-                members[path] = classify(module, spec, arrays[spec['name']], path, by_kname)
+                members[path] = classify(runner, spec, arrays[spec['name']], path, by_kname)
     release = (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
     initrd = '/boot/initrd.img-%s' % release
     module.exit_json(
         changed=False, arrays=arrays, members=members, mounts=mounts, fstab=read_fstab(),
-        units=read_units(module, params['units']),
-        calendars=read_calendars(module, params['calendars']), autocheck=read_autocheck(),
+        units=read_units(runner, params['units']),
+        calendars=read_calendars(runner, params['calendars']), autocheck=read_autocheck(),
         bins=dict((name, module.get_bin_path(name)) for name in BINS),
         mdcheck=sysfs.exists('/usr/share/mdadm/mdcheck'),
         initramfs={'conf': params['mdadm_conf'], 'conf_mtime': mtime(params['mdadm_conf']), 'initrd': initrd,
                    'initrd_mtime': mtime(initrd)},
         sysctl={'speed_limit_min': sysfs.read_int('/proc/sys/dev/raid/speed_limit_min'),
                 'speed_limit_max': sysfs.read_int('/proc/sys/dev/raid/speed_limit_max')},
+        command_log=runner.log,
     )
 
 

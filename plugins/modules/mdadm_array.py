@@ -383,6 +383,25 @@ initramfs_update_needed:
   description: True when O(mdadm_conf) changed (for any array); the initramfs copy of mdadm.conf must be refreshed.
   returned: always
   type: bool
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/sbin/mdadm, --detail, --export, /dev/md127], rc: 0, ran: true}]
 '''
 
 import copy
@@ -394,8 +413,9 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan
 from ansible_collections.inferops.node.plugins.module_utils.md import (
-    array_status, examine_export, find_running, mdadm_bin, name_matches,
+    array_status, examine_export, find_running, name_matches,
 )
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 
 LEVELS = ('0', '1', '10', '5', '6')
@@ -470,13 +490,6 @@ def resolve_members(paths):
 
 # ---------------------------------------------------------------- discovery
 
-def run(module, args, ok=(0,)):
-    rc, out, err = module.run_command(args)
-    if rc not in ok:
-        raise MdError('%s failed (rc=%d): %s' % (' '.join(args), rc, (err or out).strip()))
-    return rc, out, err
-
-
 def compare(array, level, params, members):
     """Fail when the running array differs from the request (never re-create)."""
     problems = md_raid_plan.array_differences(array, level, params['chunk_kb'], [m['kname'] for m in members])
@@ -488,11 +501,11 @@ def compare(array, level, params, members):
                           ', '.join('%s (%s)' % (m['path'], m['device']) for m in members)))
 
 
-def examine_members(module, name, members):
+def examine_members(cmd, name, members):
     """Superblocks on the requested members: (ours, foreign) lists of (member, export)."""
     ours, foreign = [], []
     for member in members:
-        export = examine_export(module, member['device'])
+        export = examine_export(cmd, member['device'])
         if not export.get('MD_UUID'):
             continue
         if name_matches(export.get('MD_NAME'), name):
@@ -587,49 +600,46 @@ def update_conf_text(text, name, device, uuid, new_line):
 # ---------------------------------------------------------------- main
 
 class Runner(object):
-    """Runs (or, in check mode, records) state-changing commands."""
+    """One array's state-changing commands, run through the module's CommandRunner ``cmd`` (which only
+    records them in check mode), with the actions they stand for."""
 
-    def __init__(self, module):
-        self.module = module
+    def __init__(self, cmd):
+        self.cmd = cmd
         self.commands = []
         self.actions = []
         self.found = None
         self.wiped = []
 
     def __call__(self, action, args, data=None):
-        self.commands.append(list(args))
         if action and action not in self.actions:
             self.actions.append(action)
-        if self.module.check_mode:
-            return 0, '', ''
-        rc, out, err = self.module.run_command(args, data=data)
+        rc, out, err = self.cmd.run(args, changes=True, data=data)
+        self.commands.append(self.cmd.log[-1]['argv'])
         if rc != 0:
             raise MdError('%s failed (rc=%d): %s' % (' '.join(args), rc, (err or out).strip()))
         return rc, out, err
 
     def settle(self):
-        udevadm = self.module.get_bin_path('udevadm')
-        if udevadm and not self.module.check_mode:
-            self.module.run_command([udevadm, 'settle', '--timeout=30'])
+        if self.cmd.find('udevadm'):
+            self.cmd.run(['udevadm', 'settle', '--timeout=30'], changes=True)
 
 
 def ensure_present(module, params, level, members, runner):
     name = params['name']
-    mdadm = mdadm_bin(module)
     target = '/dev/md/%s' % name
     knames = [m['kname'] for m in members]
     before = None
-    kname = find_running(module, name, knames)
+    kname = find_running(runner.cmd, name, knames)
     if kname:
-        array = array_status(module, kname, name, members)
+        array = array_status(runner.cmd, kname, name, members)
         before = array
         runner.found = array
         if array['status'] != 'inactive':
             compare(array, level, params, members)
             return before, array
         # Partially assembled: stop and assemble again from the requested members.
-        runner('stopped', [mdadm, '--stop', '/dev/%s' % kname])
-    ours, foreign = examine_members(module, name, members)
+        runner('stopped', ['mdadm', '--stop', '/dev/%s' % kname])
+    ours, foreign = examine_members(runner.cmd, name, members)
     if ours:
         uuids = sorted(set(export['MD_UUID'] for dummy, export in ours))
         if len(uuids) > 1:
@@ -650,7 +660,7 @@ def ensure_present(module, params, level, members, runner):
             raise MdError('stopped array %r (UUID %s) differs from the request: %s. Its members: [%s]; requested: [%s]' % (
                 name, uuids[0], '; '.join(problems), ', '.join(m['path'] for m, dummy in ours),
                 ', '.join(m['path'] for m in members)))
-        args = [mdadm, '--assemble', target, '--uuid=%s' % uuids[0], '--run'] + [m['device'] for m, dummy in ours]
+        args = ['mdadm', '--assemble', target, '--uuid=%s' % uuids[0], '--run'] + [m['device'] for m, dummy in ours]
         runner('assembled', args)
         runner.settle()
         return before, None
@@ -662,7 +672,7 @@ def ensure_present(module, params, level, members, runner):
     found = []
     for member in members:
         try:
-            findings = blockdev.probe_usage(module, member['device'], member['kname'])
+            findings = blockdev.probe_usage(runner.cmd, member['device'], member['kname'])
         except blockdev.BlockDevError as exc:
             raise MdError('%s (%s): %s' % (member['path'], member['device'], exc))
         for finding in findings:
@@ -675,12 +685,12 @@ def ensure_present(module, params, level, members, runner):
         hint = '' if params['force'] else '; force=true wipes signatures (not mounts or holders)'
         raise MdError('cannot create array %r, members are not free: %s%s' % (name, '; '.join(problems), hint))
     if params['force']:
-        runner('wiped', [module.get_bin_path('wipefs', required=True), '--all', '--force'] + [m['device'] for m in members])
+        runner('wiped', ['wipefs', '--all', '--force'] + [m['device'] for m in members])
         # Data destroyed on request must show in the normal output, not only with -v.
         runner.wiped.extend(found)
         for where in found:
             module.warn('force=true: %s the signatures of %s' % ('would wipe' if module.check_mode else 'wiped', where))
-    args = [mdadm, '--create', target, '--name=%s' % name, '--level=%s' % level, '--raid-devices=%d' % len(members)]
+    args = ['mdadm', '--create', target, '--name=%s' % name, '--level=%s' % level, '--raid-devices=%d' % len(members)]
     if params['chunk_kb']:
         args.append('--chunk=%d' % params['chunk_kb'])
     if params['layout']:
@@ -697,21 +707,20 @@ def ensure_present(module, params, level, members, runner):
 
 def ensure_absent(module, params, runner, members=None):
     name = params['name']
-    mdadm = mdadm_bin(module)
     if members is None:
         members = resolve_members(params['devices']) if params['devices'] else []
-    kname = find_running(module, name, [m['kname'] for m in members])
+    kname = find_running(runner.cmd, name, [m['kname'] for m in members])
     before = None
     zero = [m['device'] for m in members]
     if kname:
-        before = array_status(module, kname, name, members or None)
-        runner('stopped', [mdadm, '--stop', '/dev/%s' % kname])
+        before = array_status(runner.cmd, kname, name, members or None)
+        runner('stopped', ['mdadm', '--stop', '/dev/%s' % kname])
         for member in before['members']:
             if member['device'] not in zero:
                 zero.append(member['device'])
-    with_superblock = [dev for dev in zero if kname or examine_export(module, dev).get('MD_UUID')]
+    with_superblock = [dev for dev in zero if kname or examine_export(runner.cmd, dev).get('MD_UUID')]
     if with_superblock:
-        runner('zeroed', [mdadm, '--zero-superblock'] + with_superblock)
+        runner('zeroed', ['mdadm', '--zero-superblock'] + with_superblock)
     return before
 
 
@@ -787,15 +796,15 @@ def apply_array(module, params, level, members, runner, entry):
                              {'device': m['device'], 'kname': m['kname'], 'role': str(i), 'state': []}
                              for i, m in enumerate(members)], missing_members=[])
             if 'created' not in runner.actions:
-                ours, dummy = examine_members(module, name, members)
+                ours, dummy = examine_members(runner.cmd, name, members)
                 if ours:
                     after['uuid'] = ours[0][1]['MD_UUID']
                     after['md_name'] = ours[0][1].get('MD_NAME')
         else:
-            kname = find_running(module, name, [m['kname'] for m in members])
+            kname = find_running(runner.cmd, name, [m['kname'] for m in members])
             if not kname:
                 raise MdError('array %r not found after %s' % (name, ', '.join(runner.actions)))
-            after = array_status(module, kname, name, members)
+            after = array_status(runner.cmd, kname, name, members)
     entry['array'] = after
     conf_target = conf_line_for(after) if params['update_conf'] else None
     if after.get('md_name') is None and params['update_conf'] and module.check_mode:
@@ -848,10 +857,11 @@ def main():
         required_one_of=[('name', 'arrays')],
         supports_check_mode=True,
     )
-    blockdev.setup_module(module)
+    cmd = CommandRunner(module)
     params = module.params
     listed = params['arrays'] is not None
-    result = dict(changed=False, arrays=[], actions=[], commands=[], wiped=[], conf_changed=False, initramfs_update_needed=False)
+    result = dict(changed=False, arrays=[], actions=[], commands=[], wiped=[], conf_changed=False, initramfs_update_needed=False,
+                  command_log=cmd.log)
     if not listed:
         result.update(array=None, conf_line=None)
     try:
@@ -862,7 +872,7 @@ def main():
     done = []
     failure = None
     for index, (request, level, members) in enumerate(plans):
-        runner = Runner(module)
+        runner = Runner(cmd)
         entry = dict(name=request['name'], changed=False, array=None, actions=runner.actions, commands=runner.commands,
                      conf_line=None, conf_changed=False, wiped=runner.wiped)
         try:

@@ -202,6 +202,25 @@ fstab_changed:
   description: Whether the fstab was (or would be) changed.
   returned: always
   type: bool
+command_log:
+  description:
+    - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
+      command that would change the host is listed, not run (RV(command_log[].ran) false).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    argv:
+      description: The argument list, the program resolved to its path.
+      type: list
+      elements: str
+    rc:
+      description: The exit status; null for a command check mode did not run.
+      type: int
+    ran:
+      description: Whether the command ran.
+      type: bool
+  sample: [{argv: [/usr/bin/findmnt, -J, -l, -o, "TARGET,SOURCE,FSTYPE,OPTIONS"], rc: 0, ran: true}]
 '''
 
 import os
@@ -210,9 +229,9 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils import findmnt, sysfs, textfile
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils.mount_options import compare, option_errors
 
-ENV = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 TAGS = {'UUID': '/dev/disk/by-uuid/', 'LABEL': '/dev/disk/by-label/', 'PARTUUID': '/dev/disk/by-partuuid/',
         'PARTLABEL': '/dev/disk/by-partlabel/'}
 SRC = re.compile(r'^((UUID|LABEL|PARTUUID|PARTLABEL)=[^\s]+|/dev/[^\s]+)$')
@@ -250,9 +269,9 @@ def resolve(src):
     return sysfs.realpath(path)
 
 
-def read_mounts(module):
+def read_mounts(runner):
     """Mount point -> (source, fstype, [options]) of the top mount, from findmnt's JSON."""
-    entries = findmnt.mount_entries(module, 'xfs_mount')
+    entries = findmnt.mount_entries(runner, 'xfs_mount')
     table = {}
     for entry in entries:
         table[entry['target']] = (entry.get('source') or '', entry.get('fstype') or '',
@@ -330,7 +349,7 @@ def main():
         ),
         supports_check_mode=True,
     )
-    module.run_command_environ_update = ENV
+    runner = CommandRunner(module)
     params = module.params
     mounts = params['mounts']
     persist = params['fstab'] == 'present'
@@ -340,7 +359,7 @@ def main():
     if errors:
         module.fail_json(msg='xfs_mount: invalid input, nothing was changed: %s' % '; '.join(errors), errors=errors)
 
-    live = read_mounts(module)
+    live = read_mounts(runner)
     fstab_before = (textfile.read_text(sysfs.host_path(fstab_path)) or '') if persist else ''
 
     # Plan every entry and refuse foreign filesystems before any change.
@@ -394,7 +413,7 @@ def main():
                     failures.append('%s: exists and is not a directory; move it away' % plan['path'])
                     continue
                 os.makedirs(sysfs.host_path(plan['path']), 0o755)
-            rc, out, err = module.run_command(plan['command'])
+            rc, out, err = runner.run(plan['command'], changes=True)
             if rc != 0:
                 plan['failed'], plan['stderr'] = True, (err or out).strip()
                 if plan['action'] == 'unmount':
@@ -425,7 +444,7 @@ def main():
         textfile.write_text_atomic(module, sysfs.host_path(fstab_path), fstab_after, prefix='.inferops-fstab.')
 
     if not module.check_mode and commands:
-        after = read_mounts(module)
+        after = read_mounts(runner)
         for plan, m in zip(plans, mounts):
             if plan['path'] in after:
                 plan['after'] = after[plan['path']][2]
@@ -439,7 +458,7 @@ def main():
     result = dict(changed=changed if module.check_mode else (fstab_changed or any(
         p['action'] != 'none' and not p['failed'] for p in plans)),
         mounts=[dict((k, v) for k, v in p.items() if k != 'command') for p in plans],
-        commands=commands, fstab_file=fstab_path, fstab_changed=fstab_changed)
+        commands=commands, fstab_file=fstab_path, fstab_changed=fstab_changed, command_log=runner.log)
     if module._diff:
         live_before = ''.join('%s %s\n' % (p['path'], ','.join(p['before']) if p['before'] else '(not mounted)')
                               for p in plans)

@@ -7,8 +7,8 @@
 * ``build_tree(data, root)`` - rebuild a snapshot recorded by fixtures/sysfs/snapshot.py below ``root``.
 * ``patch_commands(monkeypatch, run_command)`` - answer ``AnsibleModule.run_command`` with ``run_command``;
   ``get_bin_path`` returns the bare name. Every command is checked first, as community.general's UTHelper
-  does: an argument list (never a string, no shell), run in exactly the C locale (``C_LOCALE``, what the
-  module's ``command.CommandRunner`` passes).
+  does: an argument list (never a string, no shell), run through ``command.CommandRunner`` in exactly the
+  C locale (``C_LOCALE``).
 * ``FakeHost`` - a recorded machine: a snapshot rebuilt under a temporary root (``module_utils.sysfs.ROOT``)
   and a table of command answers; any command not in the table fails the test. A command can switch
   the machine to another snapshot (``then=``), as creating an array or connecting a controller does.
@@ -81,6 +81,8 @@ def check_command(module, args, kwargs, environ=None):
     got = command_environ(module, kwargs)
     assert got == (C_LOCALE if environ is None else environ), '%r ran with environment %r' % (args, got)
     assert not kwargs.get('use_unsafe_shell'), '%r: run through a shell' % (args,)
+    # Only CommandRunner passes this: a command that lacks it did not go through the runner.
+    assert kwargs.get('expand_user_and_vars') is False, '%r: not run through command.CommandRunner' % (args,)
     return got
 
 

@@ -13,6 +13,7 @@ import yaml
 from ansible.module_utils import basic
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import (
     FakeSystem, INDEX, MODEL, fixture, fixture_path,
 )
@@ -165,16 +166,21 @@ def test_holders_and_partitions(tmp_path, monkeypatch):
 
 
 class _Module(object):
-    """Just enough AnsibleModule for the probing helpers."""
+    """Just enough AnsibleModule for the probing helpers' CommandRunner."""
 
-    run_command_environ_update = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}  # as blockdev.setup_module sets it
+    check_mode = False
+    run_command_environ_update = {}
 
     def run_command(self, *args, **kwargs):
-        # resolved at call time: FakeSystem patches AnsibleModule.run_command
+        # resolved at call time: FakeSystem patches AnsibleModule.run_command (and checks the C locale)
         return basic.AnsibleModule.run_command(self, *args, **kwargs)
 
-    def get_bin_path(self, name, required=False):
+    def get_bin_path(self, name, required=False, opt_dirs=None):
         return name
+
+
+def _runner():
+    return CommandRunner(_Module())
 
 
 @pytest.mark.parametrize('case', CASES['usage'], ids=lambda c: c['name'])
@@ -187,7 +193,7 @@ def test_probe_usage(tmp_path, monkeypatch, case):
     else:
         system.on(['blkid', '-p', '-o', 'export', dev], rc=2)
     system.on(['lsblk', '--json', '-O', dev], out='@lsblk/%s' % case['lsblk'])
-    findings = blockdev.probe_usage(_Module(), dev, case['kname'])
+    findings = blockdev.probe_usage(_runner(), dev, case['kname'])
     assert sorted(set(f['kind'] for f in findings)) == sorted(case['kinds'])
     assert sorted(set(f['kind'] for f in findings if f['in_use'])) == sorted(case.get('in_use', [k for k in case['kinds'] if k == 'mounted']))
     details = ' | '.join(f['detail'] for f in findings)
@@ -201,7 +207,7 @@ def test_wipefs_and_blkid_raw(tmp_path, monkeypatch):
     system.on(['wipefs', '--no-act', '--json', '/dev/nvme1n1'], out='')
     system.on(['blkid', '-p', '-o', 'export', '/dev/nvme0n1'], out='@blkid/md_member.txt')
     system.on(['blkid', '-p', '-o', 'export', '/dev/nvme1n1'], rc=4, err='blkid: error')
-    module = _Module()
+    module = _runner()
     assert blockdev.wipefs_probe(module, '/dev/nvme0n1') == [{
         'device': 'nvme0n1', 'offset': '0x1000', 'type': 'linux_raid_member',
         'uuid': 'ae809e5b-1362-128b-161f-63bf74fd1500', 'label': 'node1:model'}]
@@ -216,10 +222,10 @@ def test_udev_properties(tmp_path, monkeypatch):
     system = FakeSystem(tmp_path, monkeypatch, 'fresh')
     system.on(['udevadm', 'info', '--query=property', '--name=/dev/nvme0n1'], out='@udevadm/nvme0n1.txt')
     system.on(['udevadm', 'info', '--query=property', '--name=/dev/nvme9n1'], rc=1)
-    props = blockdev.udev_properties(_Module(), '/dev/nvme0n1')
+    props = blockdev.udev_properties(_runner(), '/dev/nvme0n1')
     assert props['ID_WWN'] == 'nvme.1b36-4c41424d4f44454c30-51454d55204e564d65204374726c-00000001'
     assert props['ID_SERIAL'] == 'QEMU_NVMe_Ctrl_LABMODEL0_1'
-    assert blockdev.udev_properties(_Module(), '/dev/nvme9n1') == {}
+    assert blockdev.udev_properties(_runner(), '/dev/nvme9n1') == {}
 
 
 def test_lsblk_all_fresh_lists_the_six_drives():

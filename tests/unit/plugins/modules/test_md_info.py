@@ -10,7 +10,7 @@ import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.modules import md_info
-from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, patch_commands, run_module
+from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, run_module
 
 BY_ID = '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_'
 MODELS = [BY_ID + 'LABMODEL%d' % i for i in range(4)]
@@ -34,15 +34,8 @@ class Guest(FakeHost):
     snapshot_file = '%s/snapshot.json'
 
     def __init__(self, tmp_path, monkeypatch, state, arrays=()):
+        # FakeHost records each call's environment (``environ``), UTHelper-style.
         super(Guest, self).__init__(tmp_path, monkeypatch, state)
-        self.environ = []
-        guest = self
-
-        # Each call records the environment the module asked for (UTHelper-style locale check).
-        def run_command(module, args, **kwargs):
-            guest.environ.append((list(args), dict(module.run_command_environ_update)))
-            return guest.run(list(args))
-        patch_commands(monkeypatch, run_command)
         self.on(['udevadm', 'settle', '--timeout=60'])
         self.on(findmnt.FINDMNT, out='@%s/findmnt.json' % state)
         self.on(['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState'] + UNITS,
@@ -63,7 +56,8 @@ def run(guest, **args):
     assert not failed, result
     assert result['changed'] is False
     # Every command ran in the C locale, as argument lists.
-    assert guest.environ and all(env == C_LOCALE for dummy, env in guest.environ)
+    assert guest.environ == [C_LOCALE] * len(guest.calls) and guest.calls
+    assert [entry['argv'] for entry in result['command_log']] == guest.calls
     return result
 
 

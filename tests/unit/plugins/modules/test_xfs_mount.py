@@ -4,7 +4,8 @@
 """xfs_mount replayed on findmnt / mount output recorded on the local_nvme lab guest (fixtures/findmnt, fixtures/mount).
 
 The guest's /dev/disk/by-uuid links (fixtures/mount/by-uuid.txt) and /etc/fstab are rebuilt under a temporary root
-(``module_utils.sysfs.ROOT``); every command the module runs must be in the table, and the tests assert the exact list.
+(``module_utils.sysfs.ROOT``); every command the module runs must be in the table, and the tests assert the exact list
+and, through ``module_harness.patch_commands``, that each ran as an argument list in the C locale (``environ``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.modules import xfs_mount
-from ansible_collections.inferops.node.tests.unit.module_harness import fixture, patch_commands, run_module
+from ansible_collections.inferops.node.tests.unit.module_harness import C_LOCALE, command_environ, fixture, patch_commands, run_module
 
 MODELS_UUID = 'd76342ac-1a95-45ed-b8de-f4dd8a5a9db1'  # md127, RAID0 models (by-uuid.txt)
 INDEX_UUID = '16356add-1dc5-48b0-9803-e1b45376e548'   # md126, RAID10 index
@@ -47,10 +48,11 @@ class Guest(object):
         monkeypatch.setattr(sysfs, 'ROOT', self.root)
         self.findmnt = findmnt
         self.calls = []
+        self.environ = []
         self.table = {}
 
         def run_command(module, args, **kwargs):
-            assert module.run_command_environ_update == {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
+            self.environ.append(command_environ(module, kwargs))
             return self.run(list(args))
         patch_commands(monkeypatch, run_command)
 
@@ -92,6 +94,8 @@ def test_fresh_mounts_then_fstab(tmp_path, monkeypatch):
     assert not failed, result
     assert result['changed'] and result['fstab_changed']
     assert guest.calls == [FINDMNT, mount_cmd('/data/models', MODELS_UUID), mount_cmd('/data/index', INDEX_UUID), FINDMNT]
+    assert guest.environ == [C_LOCALE] * 4
+    assert result['command_log'] == [{'argv': call, 'rc': 0, 'ran': True} for call in guest.calls]
     assert [m['action'] for m in result['mounts']] == ['mount', 'mount']
     assert [m['device'] for m in result['mounts']] == ['/dev/md127', '/dev/md126']
     assert result['mounts'][0]['after'][:3] == ['rw', 'noatime', 'nodiratime']
