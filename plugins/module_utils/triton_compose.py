@@ -261,7 +261,11 @@ def endpoints(params, insts=None):
 
 
 def _command(p, inst):
-    bind = p['triton_compose_bind_address']
+    # With published ports the container has its own network namespace: the server listens on
+    # all of its addresses and the host side of each port carries the bind address (a server
+    # bound to 127.0.0.1 inside the container would not be reachable through the port).
+    host_network = boolean(p['triton_compose_host_network'], strict=False)
+    bind = p['triton_compose_bind_address'] if host_network else '0.0.0.0'
     command = [
         'tritonserver',
         '--model-repository=%s' % p['triton_compose_model_repository_target'],

@@ -80,7 +80,11 @@ def test_published_ports_ipv6_probe_and_device_requests():
     svc = result['definition']['services']['a']
     assert result['endpoints'] == ['http://[fe80::1]:9000']
     assert svc['ports'] == ['fe80::1:9000:9000', 'fe80::1:9001:9001', 'fe80::1:9002:9002']
-    # Published ports: the probe inside the container goes to the loopback.
+    # Published ports: the server listens on every address of its own network namespace
+    # (the host side of the ports carries the bind address) ...
+    assert [a for a in svc['command'] if '-address=' in a] == [
+        '--http-address=0.0.0.0', '--grpc-address=0.0.0.0', '--metrics-address=0.0.0.0']
+    # ... and the probe inside the container goes to the loopback.
     assert svc['healthcheck']['test'][-1] == 'http://127.0.0.1:9000/v2/health/ready'
     assert '--cache-config' not in svc['command']
     # Several ranges: the container's cpuset only, no --host-policy cpu-cores.
