@@ -11,27 +11,17 @@ import json
 import pytest
 
 from ansible_collections.inferops.node.plugins.modules import irq_info
-from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture, patch_commands, run_module
+from ansible_collections.inferops.node.tests.unit.module_harness import C_LOCALE, FakeHost, fixture, run_module
 
 SHOW = ['systemctl', 'show', '-p', 'Id', '-p', 'LoadState', '-p', 'ActiveState', '-p', 'UnitFileState',
         '-p', 'ExecMainPID', 'irqbalance.service', 'inferops-irq-pin.service']
-C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 
 
 class Guest(FakeHost):
+    """FakeHost records each command's environment (``environ``): it must be the C locale."""
+
     fixtures = 'info'
     snapshot_file = '%s/snapshot.json'
-
-    def __init__(self, tmp_path, monkeypatch, snapshot):
-        super(Guest, self).__init__(tmp_path, monkeypatch, snapshot)
-        self.environ = []
-        guest = self
-
-        # Every command must run in the C locale (parseable, untranslated output).
-        def run_command(module, args, **kwargs):
-            guest.environ.append(dict(module.run_command_environ_update, **(kwargs.get('environ_update') or {})))
-            return guest.run(list(args))
-        patch_commands(monkeypatch, run_command)
 
 
 @pytest.fixture
@@ -53,6 +43,7 @@ def test_fresh_table(fresh):
     failed, result = run_module(irq_info.main, {})
     assert not failed and result['changed'] is False
     assert fresh.calls == [SHOW] and fresh.environ == [C_LOCALE]
+    assert result['command_log'] == [{'argv': SHOW, 'rc': 0, 'ran': True}]
     assert result['online_cpus'] == '0-1'
     irqs = by_name(result)
     timer = irqs['timer']
