@@ -13,6 +13,7 @@ from ansible_collections.inferops.node.plugins.modules import mdadm_array
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import (
     BY_ID, FakeSystem, INDEX, MODEL, fixture, run_module,
 )
+from ansible_collections.inferops.node.tests.unit.module_harness import C_LOCALE
 
 MODEL_UUID = 'ae809e5b:1362128b:161f63bf:74fd1500'
 INDEX_UUID = 'aa3a12d1:73e91904:dc5350fb:bb8f6975'
@@ -95,6 +96,10 @@ def test_create_check_mode_changes_nothing(tmp_path, monkeypatch, conf):
     assert result['commands'] == [CREATE_MODEL]
     assert changing(system) == []
     assert conf.read_text() == before
+    # The probes ran (reads, in the C locale); the create and udev settle were only recorded.
+    assert [e['argv'] for e in result['command_log'] if e['ran']] == system.calls
+    assert system.environ == [C_LOCALE] * len(system.calls)
+    assert [e['argv'] for e in result['command_log'] if not e['ran']] == [CREATE_MODEL, ['udevadm', 'settle', '--timeout=30']]
     assert result['array']['status'] == 'absent' and result['array']['uuid'] == '<assigned at creation>'
     assert result['initramfs_update_needed']
     assert 'ARRAY /dev/md/model metadata=1.2 name=<homehost>:model' in result['diff'][1]['after']
