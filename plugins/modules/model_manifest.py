@@ -21,6 +21,8 @@ description:
     When the store already holds a manifest listing the same files (paths, sizes, sha256), nothing is uploaded
     and the task reports no change.
   - The same logic as the checkout's C(tools/model_manifest.py), for a model build host managed by Ansible.
+extends_documentation_fragment:
+  - inferops.node.s3_store
 options:
   path:
     description:
@@ -50,11 +52,6 @@ options:
     description:
       - URL of the S3-compatible endpoint; falls back to C(AWS_ENDPOINT_URL). Required with O(upload=true).
     type: str
-  region:
-    description:
-      - Region used in the request signature; falls back to C(AWS_REGION), then C(AWS_DEFAULT_REGION).
-    type: str
-    default: us-east-1
   bucket:
     description:
       - Bucket. Required with O(upload=true).
@@ -64,29 +61,6 @@ options:
       - Key prefix of this model version, e.g. V(resnet50/3) (model_sync's default is C(<name>/<version>)).
         Required with O(upload=true).
     type: str
-  access_key:
-    description:
-      - Access key id; falls back to C(AWS_ACCESS_KEY_ID). Never logged.
-    type: str
-  secret_key:
-    description:
-      - Secret access key; falls back to C(AWS_SECRET_ACCESS_KEY). Never logged.
-    type: str
-  session_token:
-    description:
-      - Session token; falls back to C(AWS_SESSION_TOKEN). Never logged.
-    type: str
-  addressing_style:
-    description:
-      - V(path) or V(virtual) (as in M(inferops.node.model_sync)).
-    type: str
-    choices: [path, virtual]
-    default: path
-  validate_certs:
-    description:
-      - Verify the endpoint's TLS certificate.
-    type: bool
-    default: true
   part_size:
     description:
       - Multipart part size, 5M-5G (bytes or a binary unit).
@@ -169,22 +143,18 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest 
 )
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
+from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
 
 ARGUMENT_SPEC = dict(
+    CONNECTION_ARGUMENT_SPEC,
     path=dict(type='path', required=True),
     model=dict(type='str'),
     version=dict(type='str'),
     upload=dict(type='bool', default=False),
     manifest_only=dict(type='bool', default=False),
     endpoint=dict(type='str', fallback=(env_fallback, ['AWS_ENDPOINT_URL'])),
-    region=dict(type='str', default='us-east-1', fallback=(env_fallback, ['AWS_REGION', 'AWS_DEFAULT_REGION'])),
     bucket=dict(type='str'),
     prefix=dict(type='str'),
-    access_key=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_ACCESS_KEY_ID'])),
-    secret_key=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_SECRET_ACCESS_KEY'])),
-    session_token=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_SESSION_TOKEN'])),
-    addressing_style=dict(type='str', choices=['path', 'virtual'], default='path'),
-    validate_certs=dict(type='bool', default=True),
     part_size=dict(type='raw', default='64M'),
 )
 

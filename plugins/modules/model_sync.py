@@ -34,6 +34,8 @@ description:
     keep-alive connection; the result reports bytes, seconds and MB/s.
   - The S3 client is the standard library (C(http.client) + a Signature Version 4 signer in
     C(module_utils/model_sync_s3.py)), so the managed node needs no botocore/boto3.
+extends_documentation_fragment:
+  - inferops.node.s3_store
 options:
   endpoint:
     description:
@@ -41,39 +43,10 @@ options:
       - Falls back to the environment variable C(AWS_ENDPOINT_URL).
     type: str
     required: true
-  region:
-    description:
-      - Region used in the request signature. Falls back to C(AWS_REGION), then C(AWS_DEFAULT_REGION).
-    type: str
-    default: us-east-1
   bucket:
     description:
       - Bucket of every model that does not name its own O(models[].bucket).
     type: str
-  access_key:
-    description:
-      - Access key id. Falls back to C(AWS_ACCESS_KEY_ID). Never logged.
-    type: str
-  secret_key:
-    description:
-      - Secret access key. Falls back to C(AWS_SECRET_ACCESS_KEY). Never logged.
-    type: str
-  session_token:
-    description:
-      - Session token of temporary credentials. Falls back to C(AWS_SESSION_TOKEN). Never logged.
-    type: str
-  addressing_style:
-    description:
-      - V(path) sends C(<endpoint>/<bucket>/<key>) (MinIO, Ceph RGW, most gateways); V(virtual) sends
-        C(<bucket>.<endpoint host>/<key>).
-    type: str
-    choices: [path, virtual]
-    default: path
-  validate_certs:
-    description:
-      - Verify the endpoint's TLS certificate.
-    type: bool
-    default: true
   ca_path:
     description:
       - CA bundle to verify the endpoint with, instead of the system's.
@@ -335,6 +308,7 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan impo
 )
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
+from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
 
 MIB = 1024 * 1024
 LOCK_DIR = '/run/lock'
@@ -343,14 +317,9 @@ LOCK_DIR = '/run/lock'
 FATAL = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'AuthorizationHeaderMalformed')
 
 ARGUMENT_SPEC = dict(
+    CONNECTION_ARGUMENT_SPEC,
     endpoint=dict(type='str', required=True, fallback=(env_fallback, ['AWS_ENDPOINT_URL'])),
-    region=dict(type='str', default='us-east-1', fallback=(env_fallback, ['AWS_REGION', 'AWS_DEFAULT_REGION'])),
     bucket=dict(type='str'),
-    access_key=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_ACCESS_KEY_ID'])),
-    secret_key=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_SECRET_ACCESS_KEY'])),
-    session_token=dict(type='str', no_log=True, fallback=(env_fallback, ['AWS_SESSION_TOKEN'])),
-    addressing_style=dict(type='str', choices=['path', 'virtual'], default='path'),
-    validate_certs=dict(type='bool', default=True),
     ca_path=dict(type='path'),
     destination=dict(type='path', default='/data/models'),
     staging_dir=dict(type='path'),
