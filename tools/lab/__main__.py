@@ -53,6 +53,9 @@ def inventory(state):
         if guest["link_ip"]:
             hosts[guest["name"]].update(lab_link_ip=guest["link_ip"].split("/")[0],
                                         lab_link_cidr=guest["link_ip"], lab_link_netdev=qemu.LINK_NETDEV)
+        if guest["mq_nic_queues"]:
+            hosts[guest["name"]].update(lab_mq_netdev=qemu.MQ_NETDEV, lab_mq_mac=qemu.mq_mac(state["guests"].index(guest)),
+                                        lab_mq_pci_address=qemu.MQ_PCI_ADDRESS, lab_mq_queues=guest["mq_nic_queues"])
         for group in guest["groups"]:
             groups.setdefault(group, {"hosts": {}})["hosts"][guest["name"]] = None
     return {"all": {"hosts": hosts, "children": groups}}

@@ -14,6 +14,9 @@ import uuid
 USER_MAC = "52:54:00:00:00:01"
 LINK_PCI_ADDR = "0x10"  # the guest names this NIC enp0s16
 LINK_NETDEV = "enp0s16"
+MQ_PCI_ADDR = "0x11"  # the guest names this NIC enp0s17 (PCI 0000:00:11.0)
+MQ_NETDEV = "enp0s17"
+MQ_PCI_ADDRESS = "0000:00:11.0"
 
 
 def free_port():
@@ -24,6 +27,15 @@ def free_port():
 
 def link_mac(index):
     return "52:54:00:77:00:%02x" % (index + 1)
+
+
+def mq_mac(index):
+    return "52:54:00:88:00:%02x" % (index + 1)
+
+
+def mq_tap(guest):
+    """A host tap name unique to this guest (IFNAMSIZ: at most 15 characters)."""
+    return "imq" + guest["uuid"].replace("-", "")[:10]
 
 
 def qemu_command(guest, index, rundir, image, link_ports):
@@ -52,6 +64,15 @@ def qemu_command(guest, index, rundir, image, link_ports):
                 "-device", "virtio-net-pci,netdev=link0,mac=%s,addr=%s" % (link_mac(index), LINK_PCI_ADDR),
                 "-fw_cfg", "name=opt/inferops/link_ip,string=" + guest["link_ip"],
                 "-fw_cfg", "name=opt/inferops/link_mac,string=" + link_mac(index)]
+    if guest["mq_nic_queues"]:
+        # A multi-queue virtio NIC for the NIC queue tests (RPS/XPS, per-queue IRQs). Slirp (user)
+        # netdevs are single-queue, so it is a tap, created by QEMU (root) and left unconnected on
+        # the host: the guest sees a NIC with that many queue pairs and one MSI-X vector per queue
+        # (2 per pair, plus config and control).
+        queues = guest["mq_nic_queues"]
+        cmd += ["-netdev", "tap,id=mq0,ifname=%s,script=no,downscript=no,queues=%d" % (mq_tap(guest), queues),
+                "-device", "virtio-net-pci,netdev=mq0,mq=on,vectors=%d,mac=%s,addr=%s" % (
+                    2 * queues + 2, mq_mac(index), MQ_PCI_ADDR)]
     return cmd
 
 

@@ -10,6 +10,8 @@ A spec is YAML (or the equivalent JSON from molecule's platforms list):
         nvme:                 # one emulated controller + namespace each
           - {serial: LABMODEL0, size: 1G}
         link_ip: 10.77.0.11/24   # optional NIC on the private link (enp0s16)
+        mq_nic_queues: 2      # optional multi-queue virtio NIC (enp0s17, PCI 0000:00:11.0),
+                              # this many queue pairs; not connected to anything
 """
 import json
 import re
@@ -19,7 +21,7 @@ import yaml
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 SIZE_RE = re.compile(r"^[0-9]+[KMG]$")
 SERIAL_RE = re.compile(r"^[A-Za-z0-9_-]{1,20}$")
-DEFAULTS = {"memory": 2048, "cpus": 2, "groups": [], "nvme": [], "link_ip": None}
+DEFAULTS = {"memory": 2048, "cpus": 2, "groups": [], "nvme": [], "link_ip": None, "mq_nic_queues": 0}
 
 
 class SpecError(ValueError):
@@ -56,6 +58,10 @@ def validate(guests):
             serials.add(serial)
             drives.append({"serial": serial, "size": size})
         guest["nvme"] = drives
+        queues = guest["mq_nic_queues"] or 0
+        if isinstance(queues, bool) or not isinstance(queues, int) or not 0 <= queues <= 8:
+            raise SpecError("spec: guest %s: mq_nic_queues must be 0 (none) to 8, got %r" % (guest["name"], queues))
+        guest["mq_nic_queues"] = queues
         result.append(guest)
     if len({g["name"] for g in result}) != len(result):
         raise SpecError("spec: guest names must be unique")
