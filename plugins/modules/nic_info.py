@@ -1,0 +1,158 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+---
+module: nic_info
+short_description: Report network interfaces, their queues' RPS/XPS masks and their queue IRQs
+version_added: 0.2.0
+author:
+  - inferops.node maintainers (@inferops)
+description:
+  - Reads every interface of C(/sys/class/net) (or those of O(names)) - MAC address, the PCI function it
+    belongs to (a virtio NIC's C(virtioN) device sits below one), driver, NUMA node, operational state, MTU,
+    link speed - and per receive queue its RPS mask (C(rps_cpus)) and flow count, per transmit queue its XPS
+    mask (C(xps_cpus)) and rate limit.
+  - Lists the MSI(-X) vectors of the interface's PCI function with their names, affinities and, where the
+    name tells, the queue each serves - the vectors M(inferops.node.nic_queues) pins.
+  - Reports the online CPUs, the kernel's mask width (C(nr_cpu_ids)) and whether an irqbalance socket is
+    listening (a running irqbalance moves IRQs it was not told to leave alone).
+  - Never changes anything.
+options:
+  names:
+    description:
+      - Only these interfaces (default every one, C(lo) included).
+    type: list
+    elements: str
+extends_documentation_fragment:
+  - inferops.node.info_module
+attributes:
+  platform:
+    description: Linux sysfs/procfs.
+    support: full
+    platforms: posix
+seealso:
+  - module: inferops.node.nic_queues
+  - module: inferops.node.irq_info
+'''
+
+EXAMPLES = r'''
+- name: Read the NICs
+  inferops.node.nic_info:
+  register: nics
+
+- name: Show the RPS masks of one interface
+  ansible.builtin.debug:
+    msg: "{{ (nics.interfaces | selectattr('name', 'eq', 'enp0s17') | first).rx | map(attribute='rps_cpus') }}"
+'''
+
+RETURN = r'''
+interfaces:
+  description: One entry per interface, in name order.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    name:
+      description: Interface name.
+      type: str
+      sample: enp0s17
+    mac:
+      description: MAC address.
+      type: str
+      sample: "52:54:00:88:00:01"
+    pci_address:
+      description: PCI function of the NIC; null for virtual interfaces.
+      type: str
+      sample: "0000:00:11.0"
+    driver:
+      description: Driver of the device the interface belongs to.
+      type: str
+      sample: virtio_net
+    numa_node:
+      description: NUMA node of the PCI function; null when the firmware does not tell.
+      type: int
+    operstate:
+      description: C(up), C(down), ...
+      type: str
+    mtu:
+      description: MTU.
+      type: int
+    speed_mbps:
+      description: Link speed in Mb/s; null when unknown (link down, virtual).
+      type: int
+    rx_queues:
+      description: Number of receive queues.
+      type: int
+      sample: 2
+    tx_queues:
+      description: Number of transmit queues.
+      type: int
+      sample: 2
+    rx:
+      description: Per receive queue - C(queue), C(rps_cpus) (the mask as the kernel prints it),
+        C(rps_cpulist), C(rps_flow_cnt).
+      type: list
+      elements: dict
+      sample: [{"queue": 0, "rps_cpus": "2", "rps_cpulist": "1", "rps_flow_cnt": 0}]
+    tx:
+      description: Per transmit queue - C(queue), C(xps_cpus), C(xps_cpulist), C(tx_maxrate).
+      type: list
+      elements: dict
+      sample: [{"queue": 0, "xps_cpus": "2", "xps_cpulist": "1", "tx_maxrate": 0}]
+    irqs:
+      description: The MSI(-X) vectors of the PCI function - C(irq), C(name), C(direction) (V(rx), V(tx),
+        V(both), null for vectors serving no queue), C(queue), C(smp_affinity_list),
+        C(effective_affinity_list).
+      type: list
+      elements: dict
+      sample: [{"irq": 32, "name": "virtio2-input.0", "direction": "rx", "queue": 0,
+                "smp_affinity_list": "1", "effective_affinity_list": "1"}]
+online_cpus:
+  description: The online CPUs.
+  returned: always
+  type: str
+  sample: "0-1"
+nr_cpu_ids:
+  description: Width of the kernel's CPU masks (highest possible CPU + 1).
+  returned: always
+  type: int
+  sample: 2
+irqbalance_socket:
+  description: The socket of a running irqbalance, null when none listens.
+  returned: always
+  type: str
+  sample: /run/irqbalance/irqbalance474.sock
+'''
+
+import glob
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_native
+
+from ansible_collections.inferops.node.plugins.module_utils import irq
+from ansible_collections.inferops.node.plugins.module_utils import nic_queues
+from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.cpulist import format_cpulist
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(names=dict(type='list', elements='str')), supports_check_mode=True)
+    result = dict(changed=False)
+    try:
+        result['online_cpus'] = format_cpulist(irq.online_cpus())
+    except irq.IrqError as exc:
+        module.fail_json(msg=to_native(exc), **result)
+    result['nr_cpu_ids'] = nic_queues.nr_cpu_ids()
+    result['interfaces'] = nic_queues.interfaces(module.params['names'])
+    sockets = sorted(glob.glob(sysfs.host_path(nic_queues.IRQBALANCE_SOCKETS)))
+    result['irqbalance_socket'] = sockets[-1][len(sysfs.ROOT):] if sockets and sysfs.ROOT else (sockets[-1] if sockets else None)
+    module.exit_json(**result)
+
+
+if __name__ == '__main__':
+    main()
