@@ -16,10 +16,12 @@ Controller side (filter ``sysctl_plan``):
   drift (wanted vs runtime, THP included, with the file that sets each key) and the congestion
   control module to load; ``info`` is what ``host_info`` returned on the host.
 
-Host side (module ``sysctl_info``):
+Host side (modules ``sysctl_info`` and ``sysctl_runtime``):
 
 * ``host_info(names)`` - runtime values, the sysctl.d files in the order ``sysctl --system`` applies
   them and which file sets each key, THP modes, loaded kernel modules. Reads only.
+* ``read_values(keys)`` - runtime values only; ``differs(current, wanted)`` - the comparison the drift
+  and ``sysctl_runtime``'s writes are decided by.
 
 Standard library only (plus module_utils/sysfs, whose ``ROOT`` unit tests point at a recorded tree).
 """
@@ -33,9 +35,9 @@ from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown, text
 
 __all__ = [
-    'BOOL_WORDS', 'BUILTIN_CC', 'CONF_DIRS', 'KEY_RE', 'THP_MODES', 'THP_PATH', 'conf_files', 'dotted',
-    'entry_errors', 'host_info', 'key_path', 'merge_layers', 'normalize', 'parse_conf', 'plan', 'thp_errors',
-    'thp_state',
+    'BOOL_WORDS', 'BUILTIN_CC', 'CONF_DIRS', 'KEY_RE', 'THP_MODES', 'THP_PATH', 'conf_files', 'differs', 'dotted',
+    'entry_errors', 'host_info', 'key_path', 'merge_layers', 'normalize', 'parse_conf', 'plan', 'read_values',
+    'thp_errors', 'thp_state',
 ]
 
 # A sysctl key in dotted form. Every component holds a [A-Za-z0-9_], so no component can map to
@@ -154,10 +156,19 @@ def thp_state(text):
             'available': text.replace('[', '').replace(']', '').split()}
 
 
-def _read_value(key):
-    path = key_path(key)
-    text = sysfs.read_attr(path) if path else None
-    return None if text is None else ' '.join(text.split())
+def read_values(keys):
+    """``{key: runtime value}`` (whitespace collapsed; None when the key has no readable file)."""
+    values = {}
+    for key in keys:
+        path = key_path(key)
+        text = sysfs.read_attr(path) if path else None
+        values[key] = None if text is None else ' '.join(text.split())
+    return values
+
+
+def differs(current, wanted):
+    """Whether a runtime value (None: unreadable) differs from a wanted one, compared ``normalize``d."""
+    return current is None or normalize(current) != normalize(wanted)
 
 
 def _all_keys():
@@ -179,7 +190,7 @@ def host_info(names=None):
     listed in ``unreadable`` with value None.
     """
     keys = _all_keys() if names is None else list(names)
-    values = dict((key, _read_value(key)) for key in keys)
+    values = read_values(keys)
     files = []
     set_by = {}
     for path, shadowed in conf_files():
@@ -265,7 +276,7 @@ def plan(layers, info=None, thp=None):
     diff = []
     for key, wanted in want.items():
         actual = runtime.get(key, UNREADABLE)
-        if actual != wanted:
+        if differs(runtime.get(key), wanted):
             source = set_by.get(key) if isinstance(key, str) else None
             diff.append({'key': key, 'wanted': wanted, 'actual': actual,
                          'set_by': source['file'] if source else None})

@@ -25,9 +25,9 @@ description:
     found on it; O(force=true) wipes the signatures first, but a mounted or held member always fails.
   - Reports the array state (clean, degraded, resyncing or recovering with progress, missing members)
     from C(mdadm --detail --export), C(mdadm --detail), C(/proc/mdstat) and C(/sys/block/mdX/md/).
-  - Writes the array's C(ARRAY) line (by UUID, with name) into O(mdadm_conf) as a managed entry and
-    returns RV(initramfs_update_needed=true) when that file changed, for a handler to run
-    C(update-initramfs -u).
+  - Writes the array's C(ARRAY) line (by UUID, with name) into O(mdadm_conf) as a managed entry; with
+    O(update_initramfs=true) it refreshes the initramfs copy of that file (C(update-initramfs -u)), else it
+    returns RV(initramfs_update_needed=true) when the file changed, for a handler.
   - Several arrays are handled in one call with O(arrays) (a list of the per-array options); they are
     processed in order and O(mdadm_conf) is read once and written once for all of them.
   - Every option (of every array) is validated before anything changes.
@@ -145,6 +145,14 @@ options:
         for the same UUID or device are replaced by it, everything else is kept.'
     type: path
     default: /etc/mdadm/mdadm.conf
+  update_initramfs:
+    description:
+      - Run C(update-initramfs -u) when O(mdadm_conf) changed in this call or is newer than the initramfs of the
+        running kernel (C(/boot/initrd.img-<release>); a refresh that failed or was left out before), so that the
+        arrays assemble early under their names. Takes about a minute.
+      - Not run when an array of the call failed.
+    type: bool
+    default: false
 attributes:
   check_mode:
     description: Nothing is run that changes state; the planned commands are returned in RV(commands).
@@ -190,8 +198,8 @@ EXAMPLES = r'''
         devices:
           - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0
           - /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX1
+    update_initramfs: true
   register: seed_md
-  notify: Update initramfs
 
 - name: Report every array of the call
   ansible.builtin.debug:
@@ -383,6 +391,10 @@ initramfs_update_needed:
   description: True when O(mdadm_conf) changed (for any array); the initramfs copy of mdadm.conf must be refreshed.
   returned: always
   type: bool
+initramfs_updated:
+  description: Whether C(update-initramfs -u) ran (in check mode, would run); see O(update_initramfs).
+  returned: always
+  type: bool
 command_log:
   description:
     - Every command the module ran, in order, in the C locale, to debug a run (C(-vvv) prints it). In check mode a
@@ -405,6 +417,7 @@ command_log:
 '''
 
 import copy
+import os
 import re
 
 from ansible.module_utils.basic import AnsibleModule
@@ -416,6 +429,7 @@ from ansible_collections.inferops.node.plugins.module_utils.md import (
     array_status, examine_export, find_running, name_matches,
 )
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 
 LEVELS = ('0', '1', '10', '5', '6')
@@ -833,6 +847,19 @@ def update_conf(module, params, done):
     return conf_before, text
 
 
+def initramfs_stale(conf):
+    """Whether ``conf`` is newer than the running kernel's initramfs (or that is missing): its copy is stale."""
+    release = (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
+    try:
+        conf_mtime = os.stat(conf).st_mtime
+    except OSError:
+        return False
+    try:
+        return conf_mtime > os.stat(sysfs.host_path('/boot/initrd.img-%s' % release)).st_mtime
+    except OSError:
+        return True
+
+
 def main():
     array_options = dict(
         name=dict(type='str', required=True),
@@ -852,6 +879,7 @@ def main():
             force=dict(type='bool', default=False),
             update_conf=dict(type='bool', default=True),
             mdadm_conf=dict(type='path', default='/etc/mdadm/mdadm.conf'),
+            update_initramfs=dict(type='bool', default=False),
         ),
         mutually_exclusive=[('arrays', key) for key in ARRAY_KEYS],
         required_one_of=[('name', 'arrays')],
@@ -861,7 +889,7 @@ def main():
     params = module.params
     listed = params['arrays'] is not None
     result = dict(changed=False, arrays=[], actions=[], commands=[], wiped=[], conf_changed=False, initramfs_update_needed=False,
-                  command_log=cmd.log)
+                  initramfs_updated=False, command_log=cmd.log)
     if not listed:
         result.update(array=None, conf_line=None)
     try:
@@ -897,7 +925,16 @@ def main():
                 result['actions'].append(action)
         result['commands'].extend(entry['commands'])
         result['wiped'].extend(entry['wiped'])
-    result['changed'] = any(entry['changed'] for entry in result['arrays'])
+    if params['update_initramfs'] and failure is None and (result['conf_changed'] or initramfs_stale(params['mdadm_conf'])):
+        runner = Runner(cmd)
+        try:
+            runner('initramfs_updated', ['update-initramfs', '-u'])
+        except MdError as exc:
+            failure = to_native(exc)
+        result['initramfs_updated'] = failure is None
+        result['commands'].extend(runner.commands)
+        result['actions'].extend(runner.actions)
+    result['changed'] = any(entry['changed'] for entry in result['arrays']) or result['initramfs_updated']
     if not listed:
         single = result['arrays'][0]
         result.update((key, single[key]) for key in ('array', 'conf_line', 'members') if key in single)

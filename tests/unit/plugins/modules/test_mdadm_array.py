@@ -6,6 +6,8 @@ recorded on the local_nvme lab guest (tests/unit/fixtures/README.md)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import md
@@ -128,6 +130,61 @@ def test_update_conf_false(tmp_path, monkeypatch, conf):
     answer_model_running(system)
     failed, result = run_module(mdadm_array.main, model_args(conf, update_conf=False))
     assert not failed and not result['changed'] and result['conf_line'] is None
+
+
+def boot_initrd(system, conf, age):
+    """A running kernel whose initramfs is ``age`` seconds older than ``conf`` (negative: newer)."""
+    os.makedirs(system.path('/proc/sys/kernel'), exist_ok=True)
+    with open(system.path('/proc/sys/kernel/osrelease'), 'w') as handle:
+        handle.write('6.1.0-57-amd64\n')
+    initrd = system.path('/boot/initrd.img-6.1.0-57-amd64')
+    os.makedirs(os.path.dirname(initrd), exist_ok=True)
+    with open(initrd, 'w') as handle:
+        handle.write('initramfs')
+    mtime = os.stat(str(conf)).st_mtime - age
+    os.utime(initrd, (mtime, mtime))
+
+
+def test_update_initramfs_when_conf_changes(tmp_path, monkeypatch, conf):
+    system = FakeSystem(tmp_path, monkeypatch, 'raid0')
+    answer_model_running(system)
+    system.on(['update-initramfs', '-u'])
+    boot_initrd(system, conf, -60)
+    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True), check_mode=True)
+    assert not failed and result['changed'] and result['initramfs_updated']
+    assert result['commands'] == [['update-initramfs', '-u']] and system.ran('update-initramfs') == []
+    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True))
+    assert not failed and result['conf_changed'] and result['initramfs_updated']
+    assert result['actions'] == ['conf_updated', 'initramfs_updated']
+    assert system.ran('update-initramfs') == [['update-initramfs', '-u']]
+    # What update-initramfs leaves: an initramfs newer than mdadm.conf; nothing to do.
+    boot_initrd(system, conf, -60)
+    again = run_module(mdadm_array.main, model_args(conf, update_initramfs=True), check_mode=True)[1]
+    assert not again['changed'] and not again['initramfs_updated'] and again['commands'] == []
+
+
+def test_update_initramfs_when_the_initramfs_is_older(tmp_path, monkeypatch, conf):
+    """mdadm.conf already right, but a refresh failed or was skipped before: it runs now, and check mode says so."""
+    system = FakeSystem(tmp_path, monkeypatch, 'raid0')
+    answer_model_running(system)
+    system.on(['update-initramfs', '-u'])
+    run_module(mdadm_array.main, model_args(conf))
+    boot_initrd(system, conf, 60)
+    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True), check_mode=True)
+    assert not failed and not result['conf_changed'] and result['changed'] and result['initramfs_updated']
+    # Without the option only the conf change is reported, for a handler.
+    failed, result = run_module(mdadm_array.main, model_args(conf))
+    assert not failed and not result['changed'] and not result['initramfs_updated']
+    assert system.ran('update-initramfs') == []
+
+
+def test_update_initramfs_failure_fails(tmp_path, monkeypatch, conf):
+    system = FakeSystem(tmp_path, monkeypatch, 'raid0')
+    answer_model_running(system)
+    system.on(['update-initramfs', '-u'], rc=1, err='E: /boot is full')
+    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True))
+    assert failed and result['msg'] == 'update-initramfs -u failed (rc=1): E: /boot is full'
+    assert result['conf_changed'] and not result['initramfs_updated']
 
 
 # ---------------------------------------------------------------- reported states
