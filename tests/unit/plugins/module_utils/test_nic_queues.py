@@ -7,7 +7,12 @@ messages, the per-queue plan, the writes."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
+import os
+import shutil
+import sys
 
 import pytest
 
@@ -184,3 +189,69 @@ def test_switches_and_one_group(fresh):
 def test_blocks_and_shares(count, groups, expected):
     layout = nic_queues._blocks(count, groups)
     assert [nic_queues._share(*layout[q]) for q in range(count)] == expected
+
+
+# ---------------------------------------------------------------- the role's boot-time script
+
+COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
+MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
+HOST_FILES = ('nic_queues.py', 'irq.py', 'irq_devices.py', 'cpulist.py', 'sysfs.py')
+
+
+def test_host_file_imports_no_ansible():
+    """nic_queues.py runs on hosts without Ansible: standard library and its siblings only."""
+    with open(os.path.join(MODULE_UTILS, 'nic_queues.py')) as handle:
+        tree = ast.parse(handle.read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            assert node.module in (None, 'cpulist', 'sysfs', 'irq'), node.module
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for module in [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]:
+                assert module.split('.')[0] in ('__future__', 'glob', 'json', 'os', 're', 'socket', 'struct', 'time'), module
+
+
+def _host_modules():
+    return [m for m in sys.modules if m == 'inferops' or m.startswith('inferops.')]
+
+
+@pytest.fixture
+def host_script(fresh, tmp_path, monkeypatch):
+    """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
+    lib = tmp_path / 'usr_local_lib'
+    (lib / 'inferops').mkdir(parents=True)
+    for name in HOST_FILES:
+        if os.path.exists(os.path.join(MODULE_UTILS, name)):
+            shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
+    shutil.copy(os.path.join(COLLECTION, 'roles', 'nic_queues', 'files', 'inferops_nic_queues.py'),
+                str(lib / 'inferops-nic-queues.py'))
+    assert not _host_modules()
+    monkeypatch.setattr(sys, 'path', list(sys.path))
+    spec = importlib.util.spec_from_file_location('inferops_nic_queues_script', str(lib / 'inferops-nic-queues.py'))
+    script = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(script)
+        assert script.nic_queues.__file__ == str(lib / 'inferops' / 'nic_queues.py')
+        script.nic_queues.sysfs.ROOT = fresh
+        yield script
+    finally:
+        for name in _host_modules():
+            del sys.modules[name]
+
+
+def test_host_script_apply(fresh, host_script, tmp_path, monkeypatch, capsys):
+    # No irqbalance in the fixture: record what would be banned instead of waiting for its socket.
+    bans = []
+    monkeypatch.setattr(host_script.nic_queues, 'irqbalance_ban', lambda numbers, wait=0: bans.append((sorted(numbers), wait)))
+    config = tmp_path / 'nic-queues.json'
+    config.write_text(json.dumps({'interfaces': [{'mac': MAC}, {'mac': '52:54:00:88:00:99'}],
+                                  'cpu_groups': ['1', '0'], 'irqbalance_ban': True}))
+    assert host_script.main(['inferops-nic-queues.py', str(config)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith('inferops-nic-queues: skipped: interfaces[1].mac = "52:54:00:88:00:99": no interface')
+    assert out[1:] == ['enp0s17 rx-0 -> 2 (CPUs 1)', 'enp0s17 rx-1 -> 1 (CPUs 0)', 'enp0s17 tx-0 -> 2 (CPUs 1)',
+                       'enp0s17 tx-1 -> 1 (CPUs 0)', 'IRQ 32 (virtio2-input.0) -> 1', 'IRQ 34 (virtio2-input.1) -> 0',
+                       'inferops-nic-queues: 1 interface(s), 4 queue(s), 4 IRQ(s), 0 failed, 1 skipped']
+    assert bans == [([32, 33, 34, 35], 10)]
+    assert host_script.main(['inferops-nic-queues.py', str(config)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        'inferops-nic-queues: 1 interface(s), 4 queue(s), 4 IRQ(s), 0 failed, 1 skipped')
