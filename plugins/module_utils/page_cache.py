@@ -560,7 +560,7 @@ class Progress:
         # Rounded up: an ETA of 0 means done, never 'almost done'.
         eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
         now = time.time()
-        return {
+        status = {
             'state': state,
             'bytes_done': done,
             'bytes_total': total,
@@ -575,6 +575,18 @@ class Progress:
             'updated_epoch': round(now, 3),
             'pid': os.getpid(),
         }
+        status['line'] = progress_line(status)
+        return status
+
+
+def progress_line(status):
+    """One line an operator reads while the job runs (the ``job_progress`` action prints it):
+    ``reading 42.0 % (1.20 GiB of 2.86 GiB, 10/24 files, 1.512 GB/s, eta 3.1 s, 4.2 s elapsed)``."""
+    eta = status['eta_seconds']
+    return '%s %s %% (%s of %s, %s/%s files, %s GB/s, eta %s, %s s elapsed)' % (
+        status['state'], status['percent'], human_bytes(status['bytes_done']), human_bytes(status['bytes_total']),
+        status['files_done'], status['files_total'], status['gbps'], '?' if eta is None else '%s s' % eta,
+        status['elapsed_seconds'])
 
 
 def _iso(epoch):

@@ -401,6 +401,7 @@ def test_status_writer_is_periodic_and_atomic(tmp_path):
     writer.start()
     first = json.loads(open(path).read())
     assert first['state'] == 'scanning' and first['bytes_done'] == 0 and first['eta_seconds'] is None
+    assert first['line'].startswith('scanning 0.0 % (0 B of 1000 B, 0/2 files, 0.0 GB/s, eta ?, ')
     progress.set_state('reading')
     with progress.lock:
         progress.bytes_done = 250
@@ -413,6 +414,7 @@ def test_status_writer_is_periodic_and_atomic(tmp_path):
     assert data['state'] == 'reading' and data['percent'] == 25.0
     assert data['eta_seconds'] is not None and data['eta_seconds'] > 0 and data['gbps'] >= 0
     assert data['updated_epoch'] >= first['updated_epoch']
+    assert data['line'].startswith('reading 25.0 % (250 B of 1000 B, 0/2 files, ')
     writer.stop(state='done', changed=True)
     final = json.loads(open(path).read())
     assert final['state'] == 'done' and final['changed'] is True and final['mode'] == 'resident'
