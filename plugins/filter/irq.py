@@ -35,9 +35,14 @@ def _host(irq_info):
 
 
 def irq_rules_errors(rules, irq_info=None, require_match=False, name='rules', match_option='fail_on_no_match'):
-    """Problems of IRQ pinning rules; with an irq_info result also online CPUs and (require_match) matches."""
+    """Problems of IRQ pinning rules; with an irq_info result also online CPUs, the devices the device
+    selectors name (irq_info's identities) and (require_match) matches."""
     online, names = _host(irq_info)
-    return irq.rule_errors(rules, online, names, bool(require_match), prefix=name, match_option=match_option)
+    identities = irq_info.get('identities') if irq_info else None
+    if irq_info and not isinstance(identities, dict):
+        raise AnsibleFilterError('irq_info has no identities: it must be the registered result of inferops.node.irq_info')
+    return irq.rule_errors(rules, online, names, bool(require_match), prefix=name, match_option=match_option,
+                           identities=identities)
 
 
 def irq_rules_normalize(rules):

@@ -41,7 +41,7 @@ import os
 import re
 import tempfile
 
-from . import sysfs
+from . import irq_devices, sysfs
 from .cpulist import CpuListError, format_cpulist, mask_to_cpus, parse_cpulist, to_cpus
 
 __all__ = [
@@ -50,10 +50,13 @@ __all__ = [
     'RECORD', 'BOOT_ID', 'boot_id', 'debugfs_managed', 'driver_managed', 'load_record', 'update_record',
     'save_record', 'predict_managed', 'format_cpulist', 'parse_cpulist', 'CpuListError',
     'rule_errors', 'banned_cpus_errors', 'irq_name', 'pci_irq_devices', 'managed_status', 'irq_table',
-    'parse_irqbalance_env', 'normalize_rule',
+    'parse_irqbalance_env', 'normalize_rule', 'RULE_KEYS', 'resolve_rules', 'device_report',
 ]
 
 POLICIES = ('cpus', 'spread', 'local')
+# How a rule selects its IRQs: by IRQ-name regex, or by device identity (irq_devices.KINDS); one per rule.
+SELECTORS = ('selector',) + irq_devices.KINDS
+RULE_KEYS = SELECTORS + ('policy', 'cpus')
 ONLINE = '/sys/devices/system/cpu/online'
 AFFINITY = '/proc/irq/%d/smp_affinity_list'
 EFFECTIVE = '/proc/irq/%d/effective_affinity_list'
@@ -126,7 +129,7 @@ def pci_irq_devices():
     devices = {}
     for dev in sysfs.listdir('/sys/bus/pci/devices'):
         base = '/sys/bus/pci/devices/%s' % dev
-        irqs = [int(irq) for irq in sysfs.listdir(base + '/msi_irqs') if irq.isdigit()]
+        irqs = irq_devices.msi_irqs(dev)
         if not irqs:
             continue
         node = sysfs.read_int(base + '/numa_node')
@@ -188,18 +191,39 @@ def _rule_problems(rule, index, online, prefix):
     the value and the fix."""
     where = '%s[%d]' % (prefix, index)
     if not isinstance(rule, dict):
-        return None, ['%s = %s: must be a mapping {selector, policy, cpus}' % (where, _shown(rule))]
-    problems = ['%s: unknown key %s (known: selector, policy, cpus)' % (where, _shown(key))
-                for key in sorted(rule, key=str) if key not in ('selector', 'policy', 'cpus')]
+        return None, ['%s = %s: must be a mapping {selector or %s, policy, cpus}' % (
+            where, _shown(rule), ' or '.join(irq_devices.KINDS))]
+    problems = ['%s: unknown key %s (known: %s)' % (where, _shown(key), ', '.join(RULE_KEYS))
+                for key in sorted(rule, key=str) if key not in RULE_KEYS]
+    given = [key for key in SELECTORS if rule.get(key) not in (None, '', [])]
+    kind = given[0] if len(given) == 1 else None
     selector = rule.get('selector')
     pattern = None
-    if not isinstance(selector, str) or not selector.strip():
-        problems.append('%s.selector = %s: must be a non-empty regular expression' % (where, _shown(selector)))
+    values = None
+    if not given:
+        problems.append('%s: selects no IRQ - give one of selector (IRQ-name regex), %s (device identity)' % (
+            where, ', '.join(irq_devices.KINDS)))
+    elif len(given) > 1:
+        problems.append('%s: %s given together; a rule selects by one of them - split it into one rule each' % (
+            where, ' and '.join(given)))
+    elif kind == 'selector':
+        if not isinstance(selector, str) or not selector.strip():
+            problems.append('%s.selector = %s: must be a non-empty regular expression' % (where, _shown(selector)))
+        else:
+            try:
+                pattern = re.compile(selector)
+            except re.error as exc:
+                problems.append('%s.selector = %s: not a valid regular expression: %s' % (where, _shown(selector), exc))
     else:
-        try:
-            pattern = re.compile(selector)
-        except re.error as exc:
-            problems.append('%s.selector = %s: not a valid regular expression: %s' % (where, _shown(selector), exc))
+        raw = rule[kind]
+        values = [raw] if isinstance(raw, str) else raw
+        if not isinstance(values, list):
+            problems.append('%s.%s = %s: must be a string or a list of strings' % (where, kind, _shown(raw)))
+        else:
+            for pos, value in enumerate(values):
+                problem = irq_devices.value_problem(kind, value)
+                if problem:
+                    problems.append('%s.%s[%d] = %s: %s' % (where, kind, pos, _shown(value), problem))
     policy = rule.get('policy') or 'cpus'
     if policy not in POLICIES:
         problems.append('%s.policy = %s: must be one of %s' % (where, _shown(policy), ', '.join(POLICIES)))
@@ -214,7 +238,9 @@ def _rule_problems(rule, index, online, prefix):
             problems.append('%s.cpus = %s: %s' % (where, _shown(value), problem))
     if problems:
         return None, problems
-    return {'index': index, 'selector': selector, 'pattern': pattern, 'policy': policy, 'cpus': cpus, 'matched': []}, []
+    return {'index': index, 'selector': selector if kind == 'selector' else None, 'pattern': pattern, 'kind': kind,
+            'values': values, 'where': where, 'devices': [], 'irqs': None, 'policy': policy, 'cpus': cpus,
+            'matched': []}, []
 
 
 def compile_rule(rule, index, online=None, prefix='rules'):
@@ -231,34 +257,75 @@ def compile_rule(rule, index, online=None, prefix='rules'):
     return compiled
 
 
-def rule_errors(rules, online=None, names=None, require_match=False, prefix='rules', match_option='fail_on_no_match'):
+def rule_errors(rules, online=None, names=None, require_match=False, prefix='rules', match_option='fail_on_no_match',
+                identities=None):
     """Every problem of ``rules`` at once (empty list when they are valid), as messages naming
-    ``<prefix>[i].<key>``, the value and the fix. With ``online`` the CPUs must be online; with ``names``
-    (IRQ number -> name) and ``require_match`` every valid rule must match at least one IRQ (the message
-    names ``match_option``, the option that allows it)."""
+    ``<prefix>[i].<key>``, the value and the fix. With ``online`` the CPUs must be online; with
+    ``identities`` (``irq_devices.identity_table``) every device selector must name a device of the host
+    (``resolve_rules``); with ``names`` (IRQ number -> name) and ``require_match`` every valid rule must
+    match at least one IRQ (the message names ``match_option``, the option that allows it; device rules
+    are only matched when ``identities`` is given)."""
     if not isinstance(rules, list):
-        return ['%s = %s: must be a list of {selector, policy, cpus}' % (prefix, _shown(rules))]
+        return ['%s = %s: must be a list of {selector or %s, policy, cpus}' % (
+            prefix, _shown(rules), ' or '.join(irq_devices.KINDS))]
     errors, compiled = [], []
     for index, rule in enumerate(rules):
         entry, problems = _rule_problems(rule, index, online, prefix)
         errors.extend(problems)
         if entry is not None:
             compiled.append(entry)
+    if identities is not None:
+        errors.extend(resolve_rules(compiled, identities))
     if names is not None and require_match:
         match_rules(compiled, names)
         for entry in compiled:
-            if not entry['matched']:
+            if entry['matched'] or (entry['kind'] != 'selector' and entry['irqs'] is None):
+                continue
+            if entry['kind'] == 'selector':
                 errors.append('%s[%d].selector = %s matches no IRQ on this host (see /proc/interrupts; '
                               '%s: false allows it)' % (prefix, entry['index'], _shown(entry['selector']), match_option))
+            elif entry['irqs']:
+                # Every IRQ of the device went to an earlier rule (first match wins).
+                errors.append('%s[%d].%s = %s: its IRQs %s are all taken by earlier rules (first match wins; reorder '
+                              'the rules, or %s: false allows it)' % (
+                                  prefix, entry['index'], entry['kind'], _shown(entry['values']),
+                                  format_cpulist(sorted(entry['irqs'])), match_option))
     return errors
 
 
+def resolve_rules(rules, identities):
+    """Resolve the device selectors of compiled ``rules`` against ``identities``
+    (``irq_devices.identity_table``): sets each device rule's ``devices`` (``irq_devices.resolve``) and
+    ``irqs`` (the set of their vectors). Returns the problems, naming ``<prefix>[i].<kind>[j]``, the value
+    and what to check; a rule with a problem keeps ``irqs`` None and matches nothing."""
+    problems = []
+    for rule in rules:
+        if rule.get('kind', 'selector') == 'selector':
+            continue
+        devices, bad = [], False
+        for pos, value in enumerate(rule['values']):
+            found, problem = irq_devices.resolve(rule['kind'], value, identities)
+            if problem:
+                problems.append('%s.%s[%d] = %s: %s' % (rule['where'], rule['kind'], pos, _shown(value), problem))
+                bad = True
+            devices.extend(found)
+        rule['devices'] = devices
+        rule['irqs'] = None if bad else set(irq for device in devices for irq in device['irqs'])
+    return problems
+
+
 def normalize_rule(rule):
-    """A rule with its defaults applied (``policy`` cpus; ``cpus`` a string, a single CPU number made one),
-    as the module and the boot-time script's rules file get it."""
+    """A rule with its defaults applied (``policy`` cpus; ``cpus`` a string, a single CPU number made one;
+    a device selector given as one string made a list), as the module and the boot-time script's rules
+    file get it. A regex rule keeps its ``selector`` key (null or not); a device rule has only its own."""
     cpus = rule.get('cpus')
-    return {'selector': rule.get('selector'), 'policy': rule.get('policy') or 'cpus',
-            'cpus': '%d' % cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else cpus}
+    result = dict((key, [rule[key]] if isinstance(rule[key], str) else rule[key])
+                  for key in irq_devices.KINDS if rule.get(key) not in (None, '', []))
+    if not result:
+        result['selector'] = rule.get('selector')
+    result.update(policy=rule.get('policy') or 'cpus',
+                  cpus='%d' % cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else cpus)
+    return result
 
 
 def banned_cpus_errors(value, online=None, name='banned CPUs'):
@@ -289,13 +356,42 @@ def compile_rules(rules, online=None, prefix='rules'):
 
 def match_rules(rules, names):
     """Append every IRQ of ``names`` (number -> name), in number order, to the ``matched`` list of
-    the first rule whose selector is found in its name (``re.search``); returns ``rules``."""
+    the first rule that selects it - a regex rule whose selector is found in the name (``re.search``), a
+    device rule (after ``resolve_rules``) whose devices own the vector; returns ``rules``. A device rule
+    that was not resolved matches nothing."""
     for irq in sorted(names):
         for rule in rules:
-            if rule['pattern'].search(names[irq]):
+            if rule.get('kind', 'selector') == 'selector':
+                hit = rule['pattern'].search(names[irq])
+            else:
+                hit = rule['irqs'] is not None and irq in rule['irqs']
+            if hit:
                 rule['matched'].append(irq)
                 break
     return rules
+
+
+def device_report(rules, entries):
+    """Per device selected by identity (``resolve_rules`` done, ``entries`` planned/applied): ``rule``,
+    ``kind``, ``value``, ``pci_address``, ``controller``, ``serial``, ``model``, ``block``, ``irqs`` (the
+    device's vectors this rule pinned), ``managed_irqs`` (kernel-managed: the kernel keeps them where blk-mq
+    put them), ``movable_irqs`` and ``vectors`` (``irq``, ``name``, ``managed``, ``smp_affinity_list``,
+    ``effective_affinity_list``)."""
+    by_irq = dict((entry['irq'], entry) for entry in entries)
+    report = []
+    for rule in rules:
+        for device in rule.get('devices') or []:
+            mine = [by_irq[irq] for irq in device['irqs'] if irq in by_irq and by_irq[irq]['rule'] == rule['index']]
+            keys = ('kind', 'value', 'pci_address', 'controller', 'serial', 'model', 'block')
+            item = dict((key, device[key]) for key in keys)
+            item.update(
+                rule=rule['index'], irqs=[e['irq'] for e in mine],
+                managed_irqs=[e['irq'] for e in mine if e['status'] == 'managed'],
+                movable_irqs=[e['irq'] for e in mine if e['status'] != 'managed'],
+                vectors=[{'irq': e['irq'], 'name': e['name'], 'managed': e['status'] == 'managed',
+                          'smp_affinity_list': e['after'], 'effective_affinity_list': e['effective']} for e in mine])
+            report.append(item)
+    return report
 
 
 # ---------------------------------------------------------------- plan and apply

@@ -21,7 +21,11 @@ description:
     module's check mode does (the same code) - debugfs C(IRQD_AFFINITY_MANAGED) when available, else the
     record of this boot in C(/run/inferops/irq-managed.json), else the NVMe driver rule (I/O queue vectors
     V(nvme<N>q<M>), M >= 1, are always managed); RV(irqs[].managed) is null when none of them tells.
-  - Groups the vectors per PCI device (RV(devices)) - which ones are kernel-managed and cannot be moved.
+  - Groups the vectors per PCI device (RV(devices)) - which ones are kernel-managed and cannot be moved, and for
+    an NVMe drive its controller, serial, namespaces, C(/dev/disk/by-id) links and md arrays, so that a drive can be
+    found by what does not change between boots.
+  - Returns the identities the device selectors of M(inferops.node.irq_pin) resolve against (RV(identities)), for
+    the controller-side checks of the C(inferops.node.irq_affinity) role.
   - Reports irqbalance - installed or not, C(irqbalance.service) and C(inferops-irq-pin.service) state,
     the running daemon's command line, and C(/etc/default/irqbalance) (banned CPUs, policy script).
   - Never changes anything.
@@ -176,6 +180,47 @@ devices:
       type: list
       elements: int
       sample: []
+    movable_irqs:
+      description: Those known not to be kernel-managed (their affinity can be set).
+      type: list
+      elements: int
+      sample: [31]
+    nvme_controllers:
+      description: NVMe controllers on this PCI function at this boot (kernel names change between boots).
+      type: list
+      elements: str
+      sample: [nvme3]
+    serials:
+      description: Their serials.
+      type: list
+      elements: str
+      sample: [S64HNE0T801234]
+    block_devices:
+      description: Their namespaces (and partitions) at this boot.
+      type: list
+      elements: str
+      sample: [nvme3n1]
+    by_id:
+      description: The C(/dev/disk/by-id) links of those.
+      type: list
+      elements: str
+      sample: [/dev/disk/by-id/nvme-SAMSUNG_MZQL23T8HCLS-00A07_S64HNE0T801234]
+    md_arrays:
+      description: Names of the md arrays a namespace of this device is a member of.
+      type: list
+      elements: str
+      sample: [models]
+identities:
+  description:
+    - What the device selectors of M(inferops.node.irq_pin) resolve against (C(module_utils/irq_devices.py)) -
+      C(pci) (address -> driver, MSI IRQs), C(nvme) (controller -> serial, model, PCI address), C(block) (NVMe
+      namespace or partition -> controller, PCI address), C(by_id) (link -> block device), C(md) (array name ->
+      kernel device, members).
+  returned: always
+  type: dict
+  sample: {pci: {'0000:00:04.0': {driver: nvme, irqs: [30, 34, 35]}}, nvme: {nvme1: {serial: LABMODEL1, model: QEMU NVMe Ctrl,
+           pci_address: '0000:00:04.0'}}, block: {nvme1n1: {controller: nvme1, pci_address: '0000:00:04.0'}},
+           by_id: {/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1: nvme1n1}, md: {models: {device: md127, members: [nvme1n1]}}}
 irqbalance:
   description: irqbalance on this host.
   returned: always
@@ -256,7 +301,7 @@ command_log:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
+from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices, sysfs
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 UNITS = ('irqbalance.service', 'inferops-irq-pin.service')
@@ -279,21 +324,27 @@ def parse_systemctl_show(text, units):
     return states
 
 
-def device_groups(table):
-    """The vectors of ``irq.irq_table`` grouped per PCI device."""
+def device_groups(table, identities):
+    """The vectors of ``irq.irq_table`` grouped per PCI device, with the device's identity
+    (``irq_devices.identity_table``): NVMe controllers, serials, namespaces, by-id links, md arrays."""
     groups = {}
     for entry in table:
         if not entry['pci_address']:
             continue
         group = groups.setdefault(entry['pci_address'], {
             'pci_address': entry['pci_address'], 'driver': entry['driver'], 'numa_node': entry['numa_node'],
-            'names': [], 'irqs': [], 'managed_irqs': [], 'unknown_irqs': []})
+            'names': [], 'irqs': [], 'managed_irqs': [], 'unknown_irqs': [], 'movable_irqs': []})
         group['names'].append(entry['name'])
         group['irqs'].append(entry['irq'])
-        if entry['managed']:
-            group['managed_irqs'].append(entry['irq'])
-        elif entry['managed'] is None:
-            group['unknown_irqs'].append(entry['irq'])
+        key = 'managed_irqs' if entry['managed'] else 'unknown_irqs' if entry['managed'] is None else 'movable_irqs'
+        group[key].append(entry['irq'])
+    for address, group in groups.items():
+        ctrls = sorted(name for name, ctrl in identities['nvme'].items() if ctrl['pci_address'] == address)
+        blocks = sorted(name for name, dev in identities['block'].items() if dev['controller'] in ctrls)
+        group.update(
+            nvme_controllers=ctrls, serials=[identities['nvme'][name]['serial'] for name in ctrls], block_devices=blocks,
+            by_id=sorted(link for link, name in identities['by_id'].items() if name in blocks),
+            md_arrays=sorted(name for name, array in identities['md'].items() if set(array['members']) & set(blocks)))
     return [groups[key] for key in sorted(groups)]
 
 
@@ -308,7 +359,9 @@ def main():
         table = irq.irq_table(record)
     except irq.IrqError as exc:
         module.fail_json(msg=to_native(exc), **result)
-    result.update(irqs=table, devices=device_groups(table), boot_id=boot, record_of_this_boot=bool(record))
+    identities = irq_devices.identity_table()
+    result.update(irqs=table, devices=device_groups(table, identities), identities=identities, boot_id=boot,
+                  record_of_this_boot=bool(record))
 
     units = parse_systemctl_show('', UNITS)
     if runner.find('systemctl'):

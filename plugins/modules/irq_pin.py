@@ -13,9 +13,15 @@ version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:
-  - In one call, sets C(/proc/irq/N/smp_affinity_list) of every IRQ whose name matches a rule's
-    selector (a Python regular expression searched in the IRQ's action names, for example
-    V(nvme\\d+q\\d+) or V(mlx5_comp)).
+  - In one call, sets C(/proc/irq/N/smp_affinity_list) of every IRQ a rule selects - by name (O(rules[].selector),
+    a Python regular expression searched in the IRQ's action names, for example V(nvme\\d+q\\d+) or
+    V(mlx5_comp)), or by device identity (O(rules[].serial), O(rules[].by_id), O(rules[].pci_address),
+    O(rules[].md_array)), which holds whatever kernel names (C(nvme0), C(md127)) the devices got at this boot.
+  - A device selector is resolved when the module runs - NVMe serial or C(/dev/disk/by-id) link -> namespace
+    -> controller -> PCI function; md array name -> its member drives -> their controllers; or the PCI address
+    itself (NICs included) - and selects every MSI/MSI-X vector of those PCI functions
+    (C(/sys/bus/pci/devices/<address>/msi_irqs)). RV(devices) reports, per device, its vectors and which are
+    kernel-managed.
   - IRQ names come from C(/sys/kernel/irq/N/actions), or from the last column of C(/proc/interrupts)
     on kernels without it.
   - Rules are tried in order; an IRQ belongs to the first rule that matches it.
@@ -32,8 +38,9 @@ description:
     at every boot. Writing it does not count as a change.
   - Check mode and O(list_only=true) write nothing and predict the real run - see the C(check_mode)
     attribute.
-  - Every rule is validated before any write - the selector must compile, the CPU list must parse and
-    contain only online CPUs (C(/sys/devices/system/cpu/online)).
+  - Every rule is validated before any write - one selector per rule, the regex must compile, every device
+    selector must name a device present on the host, the CPU list must parse and contain only online CPUs
+    (C(/sys/devices/system/cpu/online)).
 options:
   rules:
     description:
@@ -46,8 +53,31 @@ options:
         description:
           - Regular expression searched (C(re.search)) in the IRQ name; anchor it (V(^nvme\\d+q\\d+$)) to
             match whole names.
+          - A rule has exactly one of O(rules[].selector), O(rules[].serial), O(rules[].by_id),
+            O(rules[].pci_address), O(rules[].md_array).
         type: str
-        required: true
+      serial:
+        description:
+          - NVMe controller serials (C(cat /sys/class/nvme/*/serial)); selects the vectors of their PCI functions.
+        type: list
+        elements: str
+      by_id:
+        description:
+          - C(/dev/disk/by-id/...) links of NVMe namespaces (or their partitions); selects the vectors of their
+            controllers' PCI functions.
+        type: list
+        elements: str
+      pci_address:
+        description:
+          - PCI functions (V(0000:41:00.0), as in C(/sys/bus/pci/devices)), any device with MSI/MSI-X vectors.
+        type: list
+        elements: str
+      md_array:
+        description:
+          - Names of running md arrays (C(/dev/md/<name>)); selects the vectors of their member drives'
+            controllers. The array must be assembled when the module runs.
+        type: list
+        elements: str
       policy:
         description:
           - V(cpus), V(spread) or V(local), see the description.
@@ -111,6 +141,15 @@ notes:
 '''
 
 EXAMPLES = r'''
+- name: The model array's drives on CPUs 0-31, the index array's on 32-63, whatever their kernel names
+  inferops.node.irq_pin:
+    rules:
+      - md_array: [models]
+        cpus: 0-31
+      - serial: [22303B1A2C4D, 22303B1A2C4E]
+        cpus: 32-63
+  register: pinned_by_drive
+
 - name: NVMe admin/queue IRQs local to their node, NIC completion IRQs spread over CPUs 2-7
   inferops.node.irq_pin:
     rules:
@@ -236,11 +275,64 @@ pending_irqs:
   elements: int
   sample: [31]
 rules:
-  description: Per rule, the IRQs it matched.
+  description: Per rule, the IRQs it matched (C(selector) or the device selector it has).
   returned: always
   type: list
   elements: dict
   sample: [{selector: '^nvme\d+q\d+$', policy: local, cpus: null, matched: [31, 33, 34]}]
+devices:
+  description:
+    - One entry per device a device selector named, in rule order - which of its vectors the kernel manages
+      (they refuse affinity writes and stay where blk-mq's per-CPU queue mapping put them) and where the
+      others are now.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    rule:
+      description: Index of the rule in O(rules).
+      type: int
+    kind:
+      description: V(serial), V(by_id), V(pci_address) or V(md_array).
+      type: str
+    value:
+      description: The selector value that named the device.
+      type: str
+      sample: models
+    pci_address:
+      description: The PCI function.
+      type: str
+      sample: '0000:00:04.0'
+    controller:
+      description: NVMe controller at this boot (null for a PCI address selector).
+      type: str
+      sample: nvme3
+    serial:
+      description: NVMe serial.
+      type: str
+    model:
+      description: NVMe model.
+      type: str
+    block:
+      description: The namespace (or partition) that led to the controller, null for V(serial) and V(pci_address).
+      type: str
+      sample: nvme3n1
+    irqs:
+      description: The device's vectors this rule selected.
+      type: list
+      elements: int
+    managed_irqs:
+      description: Those the kernel manages (left where the kernel put them).
+      type: list
+      elements: int
+    movable_irqs:
+      description: Those pinned by the rule.
+      type: list
+      elements: int
+    vectors:
+      description: Per vector - C(irq), C(name), C(managed), C(smp_affinity_list), C(effective_affinity_list).
+      type: list
+      elements: dict
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -248,9 +340,10 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.irq import (
-    RECORD, IrqError, apply, boot_id, compile_rules, format_cpulist, irq_names, load_record, mark_pending, match_rules,
-    online_cpus, plan, predict_managed, update_record,
+    RECORD, IrqError, apply, boot_id, compile_rules, device_report, format_cpulist, irq_names, load_record, mark_pending,
+    match_rules, online_cpus, plan, predict_managed, resolve_rules, update_record,
 )
+from ansible_collections.inferops.node.plugins.module_utils.irq_devices import identity_table
 from ansible_collections.inferops.node.plugins.module_utils.textfile import read_text, write_text_atomic
 
 UNWRITTEN = ('not written ({reason}) and no source tells whether the kernel manages this IRQ (no debugfs '
@@ -262,7 +355,11 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             rules=dict(type='list', elements='dict', required=True, options=dict(
-                selector=dict(type='str', required=True),
+                selector=dict(type='str'),
+                serial=dict(type='list', elements='str'),
+                by_id=dict(type='list', elements='str'),
+                pci_address=dict(type='list', elements='str'),
+                md_array=dict(type='list', elements='str'),
                 policy=dict(type='str', default='cpus', choices=['cpus', 'spread', 'local']),
                 cpus=dict(type='raw'),
             )),
@@ -272,7 +369,8 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    result = dict(changed=False, irqs=[], matched_irqs=[], managed_irqs=[], unknown_managed=[], pending_irqs=[], rules=[])
+    result = dict(changed=False, irqs=[], matched_irqs=[], managed_irqs=[], unknown_managed=[], pending_irqs=[], rules=[],
+                  devices=[])
 
     # ---- validate every rule before reading or writing any IRQ
     try:
@@ -280,6 +378,11 @@ def main():
         rules = compile_rules(params['rules'], online)
     except IrqError as exc:
         module.fail_json(msg=to_native(exc), **result)
+    # Device selectors name devices, not kernel names: resolve them now, on this boot's names.
+    if any(r['kind'] != 'selector' for r in rules):
+        problems = resolve_rules(rules, identity_table())
+        if problems:
+            module.fail_json(msg='; '.join(problems), **result)
 
     # ---- match
     interrupts = sysfs.read_attr('/proc/interrupts')
@@ -287,15 +390,16 @@ def main():
         module.fail_json(msg='cannot read /proc/interrupts', **result)
     names = irq_names(interrupts)
     match_rules(rules, names)
-    result['rules'] = [{'selector': r['selector'], 'policy': r['policy'],
-                        'cpus': format_cpulist(r['cpus']) if r['cpus'] is not None else None,
-                        'matched': list(r['matched'])} for r in rules]
+    result['rules'] = [dict([(r['kind'], r['selector'] if r['kind'] == 'selector' else r['values'])],
+                            policy=r['policy'], cpus=format_cpulist(r['cpus']) if r['cpus'] is not None else None,
+                            matched=list(r['matched'])) for r in rules]
     result['matched_irqs'] = sorted(irq for r in rules for irq in r['matched'])
     if params['fail_on_no_match']:
         empty = [r for r in rules if not r['matched']]
         if empty:
             module.fail_json(msg='rules matched no IRQ: %s' % ', '.join(
-                'rules[%d].selector=%r' % (r['index'], r['selector']) for r in empty), **result)
+                'rules[%d].%s=%r' % (r['index'], r['kind'], r['selector'] if r['kind'] == 'selector' else r['values'])
+                for r in empty), **result)
 
     # ---- plan, then apply (check mode and list_only only plan, and predict which IRQs are managed)
     entries = plan(rules, names, online)
@@ -329,6 +433,7 @@ def main():
     result['unknown_managed'] = unknown
     result['pending_irqs'] = pending
     result['irqs'] = entries
+    result['devices'] = device_report(rules, entries)
     result['managed_irqs'] = [e['irq'] for e in entries if e['status'] == 'managed']
     result['changed'] = any(e['status'] == 'changed' for e in entries) and not params['list_only']
     if module._diff:

@@ -12,8 +12,10 @@ Installed as /usr/local/lib/inferops-irq-pin.py and run through the wrapper
   inferops-irq-pin DEVPATH IRQ            irqbalance --policyscript mode: prints ban=true
                                           for an IRQ matched by a rule
 
-Rules: [{"selector": regex searched in the IRQ name, "policy": "cpus"|"spread"|"local",
-"cpus": "0-3,8" or null}], first match wins; IRQ names come from
+Rules: [{"selector": regex searched in the IRQ name - or one device selector, "serial",
+"by_id", "pci_address" or "md_array": [...], resolved at every run to the devices' PCI
+functions and their MSI vectors (kernel names change between boots) - "policy":
+"cpus"|"spread"|"local", "cpus": "0-3,8" or null}], first match wins; IRQ names come from
 /sys/kernel/irq/N/actions (else the last column of /proc/interrupts). Kernel-managed
 IRQs refuse affinity writes with EIO: reported as managed, not an error. What the kernel
 answered is recorded per IRQ name with this boot's id in /run/inferops/irq-managed.json,
@@ -22,8 +24,8 @@ writing. An IRQ whose effective_affinity_list is still outside its new affinity 
 reported as pending (the kernel moves it at its next interrupt).
 
 The pinning itself is the collection's plugins/module_utils/irq.py - the code of the
-inferops.node.irq_pin module - installed with its sibling sysfs.py and cpulist.py as the
-package /usr/local/lib/inferops/ next to this file.
+inferops.node.irq_pin module - installed with its siblings irq_devices.py, sysfs.py and
+cpulist.py as the package /usr/local/lib/inferops/ next to this file.
 """
 import json
 import os
@@ -43,6 +45,14 @@ def load_rules(path):
     return [irq.compile_rule(rule, index) for index, rule in enumerate(rules)]
 
 
+def resolve(rules):
+    """Resolve the device selectors on this boot's devices; returns the problems (such a rule then
+    matches nothing: a drive that is missing or not yet assembled pins nothing rather than the wrong IRQs)."""
+    if all(rule['kind'] == 'selector' for rule in rules):
+        return []
+    return irq.resolve_rules(rules, irq.irq_devices.identity_table())
+
+
 def read_names():
     return irq.irq_names(irq.sysfs.read_attr('/proc/interrupts') or '')
 
@@ -55,13 +65,17 @@ def apply(path):
         print('inferops-irq-pin: %s' % exc)
         return 1
     names = read_names()
+    problems = resolve(rules)
+    for problem in problems:
+        print('inferops-irq-pin: %s' % problem)
     irq.match_rules(rules, names)
     counts = {'changed': 0, 'unchanged': 0, 'managed': 0, 'failed': 0, 'pending': 0}
     usable = []
     for rule in rules:
         if irq.not_online(rule['cpus'], online):
             print('rule %d (%s): CPUs %s not online (online %s), skipped' % (
-                rule['index'], rule['selector'], irq.format_cpulist(rule['cpus']), irq.format_cpulist(online)))
+                rule['index'], rule['selector'] or '%s %s' % (rule['kind'], ','.join(rule['values'])),
+                irq.format_cpulist(rule['cpus']), irq.format_cpulist(online)))
             counts['failed'] += len(rule['matched'])
         else:
             usable.append(rule)
@@ -77,7 +91,7 @@ def apply(path):
     record(entries)
     print('inferops-irq-pin: %(changed)d pinned, %(unchanged)d already pinned, '
           '%(managed)d kernel-managed, %(failed)d failed, %(pending)d move(s) pending' % counts)
-    return 1 if counts['failed'] else 0
+    return 1 if counts['failed'] or problems else 0
 
 
 def record(entries):
@@ -100,6 +114,7 @@ def policy(number):
     except (OSError, ValueError, irq.IrqError):
         return 0
     name = irq.irq_name(number) or read_names().get(number)
+    resolve(rules)
     if name is not None and any(rule['matched'] for rule in irq.match_rules(rules, {number: name})):
         print('ban=true')
     return 0

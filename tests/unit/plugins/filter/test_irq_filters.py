@@ -43,8 +43,10 @@ def test_lab_rules_are_valid(info):
     ([{'selector': 'nvme', 'policy': 'spread'}], ['irq_affinity_rules[0].cpus: required with policy spread']),
     # The kernel's stride form is a CPU list like any other (0-1:1/2 is CPU 0).
     ([{'selector': 'nvme0q', 'cpus': '0-1:1/2'}], []),
-    ('nvme', ['irq_affinity_rules = "nvme": must be a list of {selector, policy, cpus}']),
-    ([5], ['irq_affinity_rules[0] = 5: must be a mapping {selector, policy, cpus}']),
+    ('nvme', ['irq_affinity_rules = "nvme": must be a list of '
+              '{selector or serial or by_id or pci_address or md_array, policy, cpus}']),
+    ([5], ['irq_affinity_rules[0] = 5: must be a mapping {selector or serial or by_id or pci_address or md_array, '
+           'policy, cpus}']),
 ])
 def test_rule_errors_on_the_host(info, rules, expected):
     assert errors(rules, info, True) == expected
@@ -96,3 +98,48 @@ def test_pins_verify_pending(info):
 def test_not_an_irq_info():
     with pytest.raises(AnsibleFilterError, match='registered result of inferops.node.irq_info'):
         errors(LAB_RULES, {'changed': False})
+
+
+# ---------------------------------------------------------------- device selectors (irq_info's identities)
+
+ID_RULES = [{'by_id': ['/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0', '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1'],
+             'cpus': '0'},
+            {'serial': ['LABMODEL2', 'LABMODEL3'], 'cpus': '1'},
+            {'pci_address': ['0000:00:07.0', '0000:00:08.0'], 'policy': 'spread', 'cpus': '0-1'}]
+
+
+def test_device_rules_are_valid_on_the_recording(info):
+    assert errors(ID_RULES, info, True) == []
+    assert sorted(info['identities']['nvme']) == ['nvme%d' % n for n in range(6)]
+
+
+@pytest.mark.parametrize('rules, expected', [
+    ([{'serial': ['LABMODEL0', 'NOSUCH'], 'cpus': '0'}],
+     'irq_affinity_rules[0].serial[1] = "NOSUCH": no NVMe controller with this serial on the host (serials: LABINDEX0, '
+     'LABINDEX1, LABMODEL0, LABMODEL1, LABMODEL2, LABMODEL3; cat /sys/class/nvme/*/serial)'),
+    ([{'md_array': ['models'], 'cpus': '0'}],
+     'irq_affinity_rules[0].md_array[0] = "models": no running md array of this name (/dev/md/models); an array the '
+     'same run creates is not there yet - select its drives by by_id or serial instead'),
+    ([{'pci_address': ['0000:00:1f.0'], 'cpus': '0'}],
+     'irq_affinity_rules[0].pci_address[0] = "0000:00:1f.0": no PCI function with MSI/MSI-X IRQs at this address '
+     '(ls /sys/bus/pci/devices/*/msi_irqs)'),
+    ([{'selector': '^nvme', 'serial': ['LABMODEL0'], 'cpus': '0'}],
+     'irq_affinity_rules[0]: selector and serial given together; a rule selects by one of them - split it into one '
+     'rule each'),
+])
+def test_device_rule_refusals(info, rules, expected):
+    assert errors(rules, info, True) == [expected]
+
+
+def test_device_rules_without_host_check_values_only():
+    assert errors([{'md_array': ['nosuch'], 'cpus': '0'}], None, True) == []
+    assert errors([{'by_id': ['nvme-X'], 'cpus': '0'}]) == [
+        'irq_affinity_rules[0].by_id[0] = "nvme-X": must be a path under /dev/disk/by-id/ (ls -l /dev/disk/by-id/)']
+
+
+def test_irq_info_reports_drives_by_identity(info):
+    nvme2 = [d for d in info['devices'] if d['pci_address'] == '0000:00:05.0'][0]
+    assert (nvme2['nvme_controllers'], nvme2['serials'], nvme2['block_devices'], nvme2['md_arrays']) == (
+        ['nvme2'], ['LABMODEL2'], ['nvme2n1'], [])
+    assert '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL2' in nvme2['by_id']
+    assert sorted(nvme2['managed_irqs'] + nvme2['movable_irqs'] + nvme2['unknown_irqs']) == nvme2['irqs']

@@ -28,7 +28,7 @@ from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import Fak
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
-HOST_FILES = ('irq.py', 'cpulist.py', 'sysfs.py')
+HOST_FILES = ('irq.py', 'irq_devices.py', 'cpulist.py', 'sysfs.py')
 AFF = '/proc/irq/%d/smp_affinity_list'
 
 
@@ -84,14 +84,16 @@ def test_online_cpus(guest, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize('rule, needle', [
     ({'selector': 'nvme(', 'cpus': '0'}, 'rules[0].selector = "nvme(": not a valid regular expression'),
-    ({'selector': None, 'cpus': '0'}, 'rules[0].selector = null: must be a non-empty regular expression'),
+    ({'selector': None, 'cpus': '0'}, 'rules[0]: selects no IRQ - give one of selector (IRQ-name regex), serial, by_id'),
+    ({'selector': ' ', 'cpus': '0'}, 'rules[0].selector = " ": must be a non-empty regular expression'),
     ({'selector': 'nvme', 'policy': 'round', 'cpus': '0'}, 'rules[0].policy = "round": must be one of cpus, spread, local'),
     ({'selector': 'nvme', 'policy': 'spread'}, 'rules[0].cpus: required with policy spread'),
     ({'selector': 'nvme', 'cpus': ' '}, 'rules[0].cpus: required with policy cpus'),
     ({'selector': 'nvme', 'cpus': '3-1'}, 'rules[0].cpus = "3-1": not a valid CPU list'),
     ({'selector': 'nvme', 'cpus': []}, 'rules[0].cpus = []: empty'),
     ({'selector': 'nvme', 'cpus': '0-3'}, 'rules[0].cpus = "0-3": CPU(s) 2-3 not online (online: 0-1)'),
-    ({'selector': 'nvme', 'cpus': '0', 'cpu': 1}, 'rules[0]: unknown key "cpu" (known: selector, policy, cpus)'),
+    ({'selector': 'nvme', 'cpus': '0', 'cpu': 1},
+     'rules[0]: unknown key "cpu" (known: selector, serial, by_id, pci_address, md_array, policy, cpus)'),
 ])
 def test_compile_rule_errors(rule, needle):
     with pytest.raises(irq.IrqError) as err:
@@ -210,7 +212,7 @@ def test_host_files_import_no_ansible():
                 modules = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
-                    assert node.module in (None, 'cpulist', 'sysfs'), (name, node.module)
+                    assert node.module in (None, 'cpulist', 'sysfs', 'irq_devices'), (name, node.module)
                     continue
                 modules = [node.module]
             else:
@@ -288,6 +290,25 @@ def test_host_script_policy_mode(guest, host_script, tmp_path, monkeypatch, caps
     assert capsys.readouterr().out == ''
     monkeypatch.setattr(host_script, 'RULES', str(tmp_path / 'missing.json'))
     assert host_script.main(['inferops-irq-pin', '/devices/x', '33']) == 0
+    assert capsys.readouterr().out == ''
+
+
+def test_host_script_device_rules(guest, host_script, tmp_path, monkeypatch, capsys):
+    """At boot the script resolves serials and by-id links anew (recorded guest: LABMODEL1 = nvme1 =
+    0000:00:04.0, IRQs 32, 45, 46); a drive that is not there pins nothing and fails the unit."""
+    guest.fail_writes(AFF % 45)
+    guest.fail_writes(AFF % 46)
+    path = rules_file(tmp_path, [{'by_id': ['/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1'], 'cpus': '0'},
+                                 {'serial': ['NOSUCH'], 'cpus': '0'}])
+    assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith('inferops-irq-pin: rules[1].serial[0] = "NOSUCH": no NVMe controller with this serial')
+    assert out[-1] == 'inferops-irq-pin: 1 pinned, 1 already pinned, 1 kernel-managed, 0 failed, 1 move(s) pending'
+    assert guest.read(AFF % 32) == '0'
+    monkeypatch.setattr(host_script, 'RULES', path)
+    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:04.0', '45']) == 0
+    assert capsys.readouterr().out == 'ban=true\n'
+    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:03.0', '31']) == 0
     assert capsys.readouterr().out == ''
 
 
