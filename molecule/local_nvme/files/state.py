@@ -30,6 +30,8 @@ for kname in sorted(os.listdir('/sys/block')):
             'read_ahead_kb': read(base + 'queue/read_ahead_kb'),
         }
 state['mdstat'] = read('/proc/mdstat')
+# NVMe serial -> the name of its controller's admin queue IRQ at this boot (<controller>q0).
+state['admin_queues'] = dict((read('/sys/class/nvme/%s/serial' % c), c + 'q0') for c in sorted(os.listdir('/sys/class/nvme')))
 for name in ('models', 'index'):
     dev = '/dev/md/' + name
     if not os.path.exists(dev):
