@@ -55,8 +55,8 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # a hung connection or a guest that never comes back costs minutes, not the
 # whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles them all on a slow host.
 declare -A limit=(
-  [molecule:kernel_tuning]=1200 [molecule:local_nvme]=1800
-  [molecule:nvmeof_pool]=1500 [molecule:serving]=600
+  [molecule:kernel_tuning]=1800 [molecule:local_nvme]=2400
+  [molecule:nvmeof_pool]=2100 [molecule:serving]=900
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
