@@ -220,8 +220,7 @@ def host_script(fresh, tmp_path, monkeypatch):
     lib = tmp_path / 'usr_local_lib'
     (lib / 'inferops').mkdir(parents=True)
     for name in HOST_FILES:
-        if os.path.exists(os.path.join(MODULE_UTILS, name)):
-            shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
+        shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
     shutil.copy(os.path.join(COLLECTION, 'roles', 'nic_queues', 'files', 'inferops_nic_queues.py'),
                 str(lib / 'inferops-nic-queues.py'))
     assert not _host_modules()
