@@ -367,8 +367,8 @@ def host_errors(info, settings):
 
 
 def limits(settings):
-    """The resync speed limits to set: {speed_limit_min, speed_limit_max} without the unset ones."""
-    return dict((key, uint(settings.get('md_raid_xfs_' + key))) for key in ('speed_limit_min', 'speed_limit_max')
+    """The resync speed limits to set as kernel parameters (``dev.raid.speed_limit_min`` ...), unset ones left out."""
+    return dict(('dev.raid.' + key, uint(settings.get('md_raid_xfs_' + key))) for key in ('speed_limit_min', 'speed_limit_max')
                 if settings.get('md_raid_xfs_' + key) is not None)
 
 
@@ -376,8 +376,9 @@ def plan(info, settings):
     """What of the systemd timers, the resync speed limits and Debian's monthly check differs on the host,
     so that each task runs only for that (the role's files are installed by ``template``, idempotent itself).
 
-    Returns ``mask`` / ``start`` / ``stop`` (units), ``limits_drift`` (kernel values that differ) and
-    ``autocheck`` (Debian's monthly check to turn off).
+    Returns ``mask`` / ``start`` / ``stop`` (units), ``limits`` (the resync speed limits as kernel parameters,
+    ``{'dev.raid.speed_limit_min': n}``, for the drop-in and the module ``sysctl_runtime``, which compares them
+    with the kernel) and ``autocheck`` (Debian's monthly check to turn off).
     """
     units = info['units']
     masked = [u for u in units if units[u]['enabled'] == 'masked']
@@ -386,16 +387,11 @@ def plan(info, settings):
     policy = settings.get('md_raid_xfs_check_policy')
     timers = (['fstrim.timer'] if _bool(settings.get('md_raid_xfs_fstrim_timer')) else []) + (
         WINDOW_TIMERS if policy == 'window' else [])
-    drift = []
-    for key, value in limits(settings).items():
-        now = info['sysctl'].get(key)
-        if now is not None and now != value:
-            drift.append('dev.raid.%s is %s, wanted %s' % (key, now, value))
     return {
         'mask': [u for u in DISTRO_TIMERS if u not in masked] if policy in ('disabled', 'window') else [],
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
-        'limits_drift': drift,
+        'limits': limits(settings),
         'autocheck': policy in ('disabled', 'window') and info.get('autocheck') != 'false',
     }
 

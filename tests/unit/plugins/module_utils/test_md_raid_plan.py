@@ -252,8 +252,7 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
     assert todo == {
         'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'],
         'start': ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer'],
-        'stop': [], 'limits_drift': ['dev.raid.speed_limit_min is 1000, wanted 10000',
-                                     'dev.raid.speed_limit_max is 200000, wanted 50000'],
+        'stop': [], 'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
         'autocheck': True}
 
 
@@ -269,7 +268,7 @@ def test_host_converged_arrays(tmp_path, monkeypatch):
     assert (models['missing_opts'], models['pending_opts']) == ([], [])
     assert (index['mounted'], index['fstab_ok'], index['uuid'] is not None) == (False, False, True)
     todo = plan.plan(info, s)
-    assert todo['limits_drift'] == []
+    assert todo['limits'] == {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}
     md_result = {'arrays': [{'array': {'level': 'raid0', 'status': 'clean', 'uuid': 'u', 'members': [],
                                        'missing_members': [], 'degraded': 0, 'sync_percent': None}}, {}]}
     report = plan.report(plan.filesystems(info, s, md_result), info, md_result)
@@ -359,4 +358,4 @@ def test_plan_units():
     s = settings(md_raid_xfs_check_policy='disabled', md_raid_xfs_fstrim_timer=False)
     todo = plan.plan(info, s)
     assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
-                    'limits_drift': [], 'autocheck': False}
+                    'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}, 'autocheck': False}
