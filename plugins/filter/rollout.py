@@ -1,0 +1,72 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet rollout filters: the wave plan and the record after each wave, the rule of module_utils/rollout.py.
+
+The documentation of each filter lives next to this file in ``<filter name>.yml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.inferops.node.plugins.module_utils import rollout
+
+OUTCOME_VAR = '__inferops_rollout_outcome'
+
+
+def _host_vars(hostvars, host):
+    """A host's variables from Ansible's hostvars (or a plain dict in tests); {} when unknown."""
+    try:
+        own = hostvars[host]
+    except (KeyError, TypeError):
+        return {}
+    return own if isinstance(own, Mapping) else {}
+
+
+def rollout_plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None):
+    """The wave plan of a fleet; ``errors`` names variable, value and fix (empty when the plan is usable)."""
+    if not isinstance(fleet, (list, tuple)):
+        raise AnsibleFilterError('rollout_plan: the fleet must be a list of host names, got %r' % (fleet,))
+    if not isinstance(values, Mapping):
+        raise AnsibleFilterError('rollout_plan: the settings must be a dict of inferops_rollout_* variables, got %r'
+                                 % (values,))
+    hosts = {str(host): _host_vars(hostvars, host) for host in fleet} if hostvars is not None else {}
+    return rollout.plan(list(fleet), dict(values), hostvars=hosts, groups=dict(groups or {}), state_text=state_text,
+                        sites=None if sites is None else dict(sites))
+
+
+def rollout_record(plan, wave, hostvars):
+    """{state, halt, message, passed, failed} after a wave, from each wave host's recorded outcome."""
+    if not isinstance(plan, Mapping) or 'waves' not in plan or plan.get('errors'):
+        raise AnsibleFilterError('rollout_record: the input must be a usable result of rollout_plan')
+    try:
+        number = int(wave)
+    except (TypeError, ValueError):
+        raise AnsibleFilterError('rollout_record: wave must be a wave index, got %r' % (wave,))
+    if not 0 <= number < len(plan['waves']):
+        raise AnsibleFilterError('rollout_record: wave %d is not a wave of the plan (0-%d)'
+                                 % (number, len(plan['waves']) - 1))
+    outcomes = {host: _host_vars(hostvars, host).get(OUTCOME_VAR) for host in plan['waves'][number]['hosts']}
+    return rollout.record(plan, number, outcomes)
+
+
+def rollout_verify_errors(reads, expected=None):
+    """Problems of the rollout's verify gate on the info modules' results (empty list: the host passes)."""
+    if not isinstance(reads, Mapping):
+        raise AnsibleFilterError('rollout_verify_errors: the input must be a dict of info module results by module '
+                                 'name, got %r' % (reads,))
+    return rollout.verify_errors(dict(reads), dict(expected or {}))
+
+
+class FilterModule(object):
+    """Fleet rollout filters."""
+
+    def filters(self):
+        return {
+            'rollout_plan': rollout_plan,
+            'rollout_record': rollout_record,
+            'rollout_verify_errors': rollout_verify_errors,
+        }

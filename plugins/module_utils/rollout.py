@@ -1,0 +1,439 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet rollout: the operator's settings, the wave plan, the failure budget and the resumable state.
+
+Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``playbooks/rollout.yml``).
+
+* ``settings(values)`` - the ``inferops_rollout_*`` variables with their defaults, and every problem
+  (``variable[index] = value: reason; fix``), unknown ``inferops_rollout_*`` names included.
+* ``plan(fleet, domains, values, state)`` - canary wave(s): one pending host per failure domain not yet
+  covered by a done host, never more than the maximum wave; then the configured waves (host counts or
+  percentages of the fleet, the last one repeated), each capped by the maximum; a resumed rollout
+  leaves the done hosts out and retries the hosts that failed first.
+* ``record(plan, state, wave, outcomes)`` - the state after a wave (done hosts, failed hosts with their
+  step, the halt with the hosts left untouched) and whether the rollout halts: a failed canary, or
+  more failed hosts than the budget allows over the whole rollout (ansible's max_fail_percentage
+  counts one batch only).
+* ``parse_state(text, path, group)`` - the state file's contents checked (format, group).
+* ``verify_errors(reads, expected)`` - the verify gate's storage checks on what the info modules read
+  (``reads`` by module name, ``expected`` by role variable, the shape of the node audit's checks): every
+  md array runs undegraded with no faulty member, every array the inventory wants exists and is mounted
+  where it wants it.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+from ansible_collections.inferops.node.plugins.module_utils.messages import shown
+
+__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'parse_state', 'plan', 'record', 'settings', 'size', 'verify_errors']
+
+STATE_FORMAT = 'inferops.node.rollout/1'
+STEPS = ('drain', 'converge', 'verify', 'undrain')
+
+DEFAULTS = {
+    'inferops_rollout_group': None,
+    'inferops_rollout_state_file': None,
+    'inferops_rollout_waves': [1, '10%', '50%', '100%'],
+    'inferops_rollout_max_wave': '20%',
+    'inferops_rollout_failure_budget': 0,
+    'inferops_rollout_canary': True,
+    'inferops_rollout_domain_var': 'inferops_failure_domain',
+    'inferops_rollout_domain_group_prefix': None,
+    'inferops_rollout_drain_tasks': None,
+    'inferops_rollout_undrain_tasks': None,
+    'inferops_rollout_verify_tasks': None,
+}
+
+_PERCENT = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
+_COUNT = re.compile(r'^\s*(\d+)\s*$')
+
+
+def _problem(name, value, reason):
+    return '%s = %s: %s' % (name, shown(value), reason)
+
+
+def _size_spec(name, value, minimum):
+    """('count', n) or ('percent', p), or a problem message."""
+    if isinstance(value, bool):
+        return None, _problem(name, value, 'a boolean is not a host count; use a whole number (2) or a '
+                                           'percentage of the fleet ("10%")')
+    if isinstance(value, int) or (isinstance(value, str) and _COUNT.match(value)):
+        count = int(value)
+        if count < minimum:
+            return None, _problem(name, value, 'must be at least %d host(s); use %d or more, or a percentage '
+                                               'of the fleet ("10%%")' % (minimum, minimum))
+        return ('count', count), None
+    if isinstance(value, str) and _PERCENT.match(value):
+        percent = float(_PERCENT.match(value).group(1))
+        if percent > 100 or (minimum > 0 and percent == 0):
+            return None, _problem(name, value, 'a percentage must be %s and at most 100%%; use e.g. "10%%"'
+                                               % ('0 or more' if minimum == 0 else 'above 0'))
+        return ('percent', percent), None
+    return None, _problem(name, value, 'not a host count or a percentage; use a whole number of hosts (2) or a '
+                                       'percentage of the fleet ("10%")')
+
+
+def size(spec, fleet, rounding='up', minimum=1):
+    """Hosts meant by a ('count', n) or ('percent', p) spec in a fleet of ``fleet`` hosts."""
+    kind, number = spec
+    if kind == 'count':
+        return number
+    exact = number * fleet / 100.0
+    hosts = int(math.ceil(exact - 1e-9)) if rounding == 'up' else int(math.floor(exact + 1e-9))
+    return max(minimum, hosts)
+
+
+def _boolean(name, value, problems):
+    if isinstance(value, bool):
+        return value
+    probe = value.lower() if isinstance(value, str) else value
+    if probe in BOOLEANS_TRUE:
+        return True
+    if probe in BOOLEANS_FALSE:
+        return False
+    problems.append(_problem(name, value, 'not a boolean; use true or false'))
+    return True
+
+
+def _optional_text(name, value, problems, what):
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        problems.append(_problem(name, value, 'must be %s (a non-empty string) or unset' % what))
+        return None
+    return value
+
+
+def settings(values):
+    """(normalised settings, problems) of the operator's inferops_rollout_* variables."""
+    values = dict(values or {})
+    problems = []
+    for name in sorted(values):
+        if name not in DEFAULTS:
+            known = ', '.join(sorted(DEFAULTS))
+            problems.append(_problem(name, values[name], 'not a rollout variable (misspelt?); the rollout knows '
+                                                         '%s' % known))
+    merged = dict(DEFAULTS)
+    merged.update({key: value for key, value in values.items() if key in DEFAULTS and value is not None})
+    out = {}
+
+    for name in ('inferops_rollout_group', 'inferops_rollout_state_file'):
+        value = merged[name]
+        if not isinstance(value, str) or not value.strip():
+            fix = ('the inventory group to roll out, e.g. -e inferops_rollout_group=local_nvme'
+                   if name == 'inferops_rollout_group' else
+                   'a file on the controller that records the rollout, e.g. '
+                   '-e inferops_rollout_state_file=/var/lib/inferops/rollout-local_nvme.json')
+            problems.append(_problem(name, value, 'required; set %s' % fix))
+        elif name == 'inferops_rollout_state_file' and not value.startswith('/'):
+            # A relative path would mean different files to the tasks that read and write it (search paths).
+            problems.append(_problem(name, value, 'must be an absolute path on the controller, e.g. '
+                                                  '/var/lib/inferops/rollout-local_nvme.json'))
+        out[name] = value
+
+    waves = merged['inferops_rollout_waves']
+    out['inferops_rollout_waves'] = []
+    if not isinstance(waves, list) or not waves:
+        problems.append(_problem('inferops_rollout_waves', waves,
+                                 'must be a non-empty list of wave sizes; use e.g. [1, "10%", "50%", "100%"]'))
+    else:
+        for index, wave in enumerate(waves):
+            spec, problem = _size_spec('inferops_rollout_waves[%d]' % index, wave, 1)
+            if problem:
+                problems.append(problem)
+            else:
+                out['inferops_rollout_waves'].append(spec)
+
+    spec, problem = _size_spec('inferops_rollout_max_wave', merged['inferops_rollout_max_wave'], 1)
+    if problem:
+        problems.append(problem)
+    out['inferops_rollout_max_wave'] = spec
+    spec, problem = _size_spec('inferops_rollout_failure_budget', merged['inferops_rollout_failure_budget'], 0)
+    if problem:
+        problems.append(problem)
+    out['inferops_rollout_failure_budget'] = spec
+
+    out['inferops_rollout_canary'] = _boolean('inferops_rollout_canary', merged['inferops_rollout_canary'],
+                                              problems)
+    out['inferops_rollout_domain_var'] = _optional_text(
+        'inferops_rollout_domain_var', merged['inferops_rollout_domain_var'], problems, 'a host variable name')
+    out['inferops_rollout_domain_group_prefix'] = _optional_text(
+        'inferops_rollout_domain_group_prefix', merged['inferops_rollout_domain_group_prefix'], problems,
+        'the prefix of the failure-domain groups (rack_)')
+    for name in ('inferops_rollout_drain_tasks', 'inferops_rollout_undrain_tasks', 'inferops_rollout_verify_tasks'):
+        out[name] = _optional_text(name, merged[name], problems, 'the path of a task file')
+    return out, problems
+
+
+def domains_of(fleet, hostvars, groups, conf):
+    """({host: domain}, problems): each host's failure domain, from a group prefix or a host variable."""
+    prefix = conf['inferops_rollout_domain_group_prefix']
+    var = conf['inferops_rollout_domain_var']
+    found, problems = {}, []
+    if prefix:
+        for host in fleet:
+            names = sorted(name for name, members in (groups or {}).items()
+                           if name.startswith(prefix) and host in (members or []))
+            if len(names) > 1:
+                problems.append(_problem('inferops_rollout_domain_group_prefix', prefix,
+                                         '%s is in %d failure-domain groups (%s); put each host in exactly one'
+                                         % (host, len(names), ', '.join(names))))
+            found[host] = names[0] if names else None
+        missing = [host for host in fleet if found[host] is None]
+        if missing:
+            problems.append(_problem('inferops_rollout_domain_group_prefix', prefix,
+                                     'no group starting with it holds %s; add each host to one %s* group'
+                                     % (', '.join(missing), prefix)))
+        return found, problems
+    if not var:
+        return {host: None for host in fleet}, problems
+    for host in fleet:
+        own = (hostvars or {}).get(host) or {}
+        found[host] = own.get(var) if var in own else None
+    unset = [host for host in fleet if found[host] is None]
+    if unset and len(unset) < len(fleet):
+        problems.append(_problem('inferops_rollout_domain_var', var,
+                                 '%s set on some hosts but not on %s; set it on every host of the fleet '
+                                 '(host_vars or group_vars), or on none' % (var, ', '.join(unset))))
+    for host in fleet:
+        if found[host] is not None and not isinstance(found[host], (str, int)):
+            problems.append(_problem('%s (host %s)' % (var, host), found[host],
+                                     'a failure domain must be a name (rack7) or a number'))
+            found[host] = str(found[host])
+    return {host: (None if value is None else str(value)) for host, value in found.items()}, problems
+
+
+def parse_state(text, path, group):
+    """(state dict, problems) of a state file's text; empty or missing text is a fresh rollout."""
+    fresh = {'format': STATE_FORMAT, 'group': group, 'done': [], 'failed': {}, 'halted': None, 'waves': []}
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return fresh, []
+    if isinstance(text, dict):
+        state = text
+    else:
+        try:
+            state = json.loads(text)
+        except ValueError as exc:
+            return fresh, [_problem('inferops_rollout_state_file', path,
+                                    'not a rollout state (JSON: %s); point it at a rollout state file or a '
+                                    'new path, or remove the file to start over' % exc)]
+    if not isinstance(state, dict) or state.get('format') != STATE_FORMAT:
+        return fresh, [_problem('inferops_rollout_state_file', path,
+                                'not a rollout state (format is not %s); point it at a new path' % STATE_FORMAT)]
+    if state.get('group') != group:
+        return fresh, [_problem('inferops_rollout_state_file', path,
+                                'records a rollout of group %s, not %s; use one state file per group'
+                                % (shown(state.get('group')), shown(group)))]
+    out = dict(fresh)
+    out['done'] = [str(host) for host in state.get('done') or []]
+    out['failed'] = dict(state.get('failed') or {})
+    out['halted'] = state.get('halted')
+    out['waves'] = list(state.get('waves') or [])
+    return out, []
+
+
+def _chunks(hosts, width):
+    return [hosts[start:start + width] for start in range(0, len(hosts), width)]
+
+
+def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None):
+    """The rollout plan (dict); ``errors`` lists every problem and the plan is empty when there is one.
+
+    ``sites`` maps each site group to the roles its site playbook runs; the group must be one of them.
+    """
+    conf, problems = settings(values)
+    fleet = [str(host) for host in (fleet or [])]
+    group = conf['inferops_rollout_group']
+    result = {'errors': problems, 'group': group, 'state_file': conf['inferops_rollout_state_file'],
+              'fleet': fleet, 'done': [], 'pending': [], 'retried': [], 'waves': [], 'serial': [], 'order': [],
+              'max_wave': None, 'budget': None, 'domains': {}, 'settings': conf, 'state': None, 'summary': '',
+              'roles': []}
+    if problems:
+        return result
+    if sites is not None:
+        if group not in sites:
+            problems.append(_problem('inferops_rollout_group', group, 'not a site group; use one of %s (one rollout '
+                                                                      'per group)' % ', '.join(sorted(sites))))
+            return result
+        result['roles'] = list(sites[group])
+    if not fleet:
+        problems.append(_problem('inferops_rollout_group', group, 'no host of the inventory (or of --limit) is in '
+                                                                  'this group; name a group with hosts'))
+        return result
+    state, state_problems = parse_state(state_text, conf['inferops_rollout_state_file'], group)
+    domains, domain_problems = domains_of(fleet, hostvars, groups, conf)
+    problems.extend(state_problems + domain_problems)
+    if problems:
+        return result
+
+    count = len(fleet)
+    max_wave = size(conf['inferops_rollout_max_wave'], count, rounding='down', minimum=1)
+    budget = size(conf['inferops_rollout_failure_budget'], count, rounding='down', minimum=0)
+    done = [host for host in fleet if host in state['done']]
+    retried = [host for host in fleet if host in state['failed'] and host not in done]
+    pending = retried + [host for host in fleet if host not in done and host not in retried]
+
+    waves = []
+    if conf['inferops_rollout_canary'] and pending:
+        covered = {domains[host] for host in done}
+        canary, seen = [], set(covered)
+        for host in pending:
+            if domains[host] not in seen:
+                seen.add(domains[host])
+                canary.append(host)
+        waves.extend({'hosts': chunk, 'canary': True} for chunk in _chunks(canary, max_wave))
+    rest = [host for host in pending if not any(host in wave['hosts'] for wave in waves)]
+    specs = conf['inferops_rollout_waves']
+    index = 0
+    while rest:
+        spec = specs[min(index, len(specs) - 1)]
+        width = min(size(spec, count, rounding='up', minimum=1), max_wave)
+        waves.append({'hosts': rest[:width], 'canary': False})
+        rest = rest[width:]
+        index += 1
+    for number, wave in enumerate(waves):
+        wave['index'] = number
+    result.update({
+        'done': done, 'pending': pending, 'retried': retried, 'waves': waves,
+        'serial': [len(wave['hosts']) for wave in waves],
+        'order': [[host, wave['index']] for wave in waves for host in wave['hosts']],
+        'max_wave': max_wave, 'budget': budget, 'domains': domains, 'state': state,
+    })
+    result['summary'] = _summary(result)
+    return result
+
+
+def _summary(result):
+    if not result['waves']:
+        return 'rollout of %s: all %d host(s) done already (%s); nothing to do' % (
+            result['group'], len(result['fleet']), result['state_file'])
+    parts = ['wave %d%s: %s' % (wave['index'] + 1, ' (canary)' if wave['canary'] else '', ', '.join(wave['hosts']))
+             for wave in result['waves']]
+    head = 'rollout of %s: %d host(s), %d done before, %d in %d wave(s) of at most %d; failure budget %d host(s)' % (
+        result['group'], len(result['fleet']), len(result['done']), len(result['pending']), len(result['waves']),
+        result['max_wave'], result['budget'])
+    if result['retried']:
+        head += '; retried first: %s' % ', '.join(result['retried'])
+    return head + '. ' + '; '.join(parts)
+
+
+MESSAGE_LIMIT = 600
+
+
+def _outcome(raw):
+    """{'ok': bool, 'step', 'task', 'message'} of a host's recorded outcome (None: the host reported nothing)."""
+    if not isinstance(raw, dict):
+        return {'ok': False, 'step': 'unknown', 'task': None,
+                'message': 'no outcome recorded (unreachable, or failed outside the rollout steps)'}
+    ok = raw.get('ok') is True
+    return {'ok': ok, 'step': None if ok else str(raw.get('step') or 'unknown'),
+            'task': raw.get('task'), 'message': '' if ok else _shorten(str(raw.get('message') or ''))}
+
+
+def _shorten(message):
+    # The state file and the halt message stay readable; the task's full output is in the run's log.
+    return message if len(message) <= MESSAGE_LIMIT else message[:MESSAGE_LIMIT] + '...'
+
+
+def record(the_plan, wave, outcomes):
+    """{state, halt, message, failed, done} after wave number ``wave`` (0-based) of ``the_plan``."""
+    waves = the_plan['waves']
+    if not isinstance(wave, int) or isinstance(wave, bool) or not 0 <= wave < len(waves):
+        raise ValueError('wave %r is not a wave of this plan (0-%d)' % (wave, len(waves) - 1))
+    state = json.loads(json.dumps(the_plan['state']))
+    hosts = waves[wave]['hosts']
+    passed, failed_now = [], []
+    for host in hosts:
+        outcome = _outcome((outcomes or {}).get(host))
+        if outcome['ok']:
+            passed.append(host)
+            state['failed'].pop(host, None)
+            if host not in state['done']:
+                state['done'].append(host)
+        else:
+            failed_now.append(host)
+            state['failed'][host] = {'wave': wave + 1, 'step': outcome['step'], 'task': outcome['task'],
+                                     'message': outcome['message']}
+    # A host that left the inventory no longer counts against the budget.
+    failed_total = [host for host in the_plan['fleet'] if host in state['failed']]
+    later = [host for later_wave in waves[wave + 1:] for host in later_wave['hosts']]
+    canary_failed = waves[wave]['canary'] and failed_now
+    over_budget = len(failed_total) > the_plan['budget']
+    halt = bool(canary_failed or over_budget) and bool(failed_now)
+    state['waves'].append({'wave': wave + 1, 'canary': waves[wave]['canary'], 'hosts': hosts,
+                           'passed': passed, 'failed': failed_now})
+    state['halted'] = None
+    lines = ['%s failed at step %s%s%s' % (
+        host, state['failed'][host]['step'],
+        ' (task "%s")' % state['failed'][host]['task'] if state['failed'][host]['task'] else '',
+        ': %s' % state['failed'][host]['message'] if state['failed'][host]['message'] else '')
+        for host in failed_now]
+    if halt:
+        reason = ('a canary host failed' if canary_failed else
+                  '%d failed host(s) exceed the failure budget of %d' % (len(failed_total), the_plan['budget']))
+        state['halted'] = {'wave': wave + 1, 'reason': reason, 'failed': failed_now, 'untouched': later}
+        message = ('rollout of %s halted after wave %d of %d: %s. %s. Done: %s. Left untouched: %s. Fix the cause '
+                   'and rerun the same command to resume (state: %s); %s retried first.' % (
+                       the_plan['group'], wave + 1, len(waves), reason, '; '.join(lines),
+                       ', '.join(state['done']) or 'none', ', '.join(later) or 'none', the_plan['state_file'],
+                       ', '.join(failed_total)))
+    elif failed_now:
+        message = ('wave %d of %d: %s; %d failed host(s) within the failure budget of %d, the rollout goes on'
+                   % (wave + 1, len(waves), '; '.join(lines), len(failed_total), the_plan['budget']))
+    else:
+        message = 'wave %d of %d passed: %s' % (wave + 1, len(waves), ', '.join(passed))
+    if not halt and wave == len(waves) - 1:
+        message += '; rollout of %s complete: %d of %d host(s) done%s' % (
+            the_plan['group'], len(state['done']), len(the_plan['fleet']),
+            ', failed (left drained): %s' % ', '.join(failed_total) if failed_total else '')
+    return {'state': state, 'halt': halt, 'message': message, 'passed': passed, 'failed': failed_now}
+
+
+# md array states that serve with full redundancy (a new RAID10's first resync and a scrub included).
+_MD_SERVING = ('clean', 'resyncing', 'checking')
+
+
+def verify_errors(reads, expected):
+    """Problems the verify gate finds in what the info modules read (empty list: the host passes)."""
+    problems = []
+    md = (reads or {}).get('md_info')
+    wanted = (expected or {}).get('md_raid_xfs_arrays') or []
+    if md is None or md.get('skipped'):
+        return problems
+    if md.get('failed'):
+        return ['md_info failed: %s; read the host by hand (mdadm --detail --scan)' % md.get('msg', 'no message')]
+    arrays = md.get('arrays') or {}
+    for name in sorted(arrays):
+        array = arrays[name] or {}
+        if not array.get('exists'):
+            continue
+        status = array.get('status')
+        if status not in _MD_SERVING or (array.get('degraded') or 0) > 0 or (array.get('failed') or 0) > 0:
+            problems.append('md array %s (%s): status %s, %s missing and %s faulty member(s); replace or re-add the '
+                            'member (mdadm --detail %s) before this node serves again' % (
+                                name, array.get('device'), status, array.get('degraded') or 0,
+                                array.get('failed') or 0, array.get('device')))
+    for index, want in enumerate(wanted):
+        if not isinstance(want, dict):
+            continue
+        name = want.get('name')
+        label = 'md_raid_xfs_arrays[%d] (name=%s)' % (index, name)
+        array = arrays.get(name) or {}
+        if not array.get('exists'):
+            problems.append('%s: the array does not run after the converge; see the md_raid_xfs tasks of this run'
+                            % label)
+            continue
+        mount = want.get('mount')
+        if mount and mount not in (array.get('mounted_at') or []):
+            problems.append('%s: not mounted at %s (mounted at: %s); see the md_raid_xfs tasks of this run' % (
+                label, mount, ', '.join(array.get('mounted_at') or []) or 'nowhere'))
+    return problems

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# playbooks/rollout.yml's mechanics on three hosts that are the controller itself
+# (no guest): a clean rollout in the planned waves, a failure injected into the
+# second wave halting with the third host untouched, and the rerun resuming.
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+gates=$root/tests/rollout
+run() {  # name, extra args...
+  local name=$1; shift
+  ansible-playbook -i tests/rollout/inventory.yml playbooks/rollout.yml \
+    -e '{"__inferops_site_roles": {"mechanics": []}}' \
+    -e inferops_rollout_group=mechanics -e "inferops_rollout_state_file=$work/state.json" \
+    -e '{"inferops_rollout_waves": [1, "100%"]}' -e inferops_rollout_max_wave=1 \
+    -e "inferops_rollout_drain_tasks=$gates/drain.yml" -e "inferops_rollout_verify_tasks=$gates/verify.yml" \
+    -e "inferops_rollout_undrain_tasks=$gates/undrain.yml" -e "rollout_test_log=$work/log" "$@" \
+    >"$work/$name.out" 2>&1
+}
+check() {  # description, command...
+  local what=$1; shift
+  if "$@"; then echo "pass: $what"; else echo "FAIL: $what"; status=1; fi
+}
+log() { tr '\n' ',' <"$work/log"; }
+state() { python3 -c "import json,sys; s=json.load(open('$work/state.json')); print(($1,))"; }
+
+# 1. clean: node1 (canary), node2, node3, each drain -> verify -> undrain
+run clean; rc=$?
+check "clean rollout exits 0" test "$rc" = 0
+check "clean rollout in three waves, each host drained, verified, undrained in turn" test "$(log)" = \
+  "drain node1,verify node1,undrain node1,drain node2,verify node2,undrain node2,drain node3,verify node3,undrain node3,"
+check "state records all three done" test "$(state "s['done']")" = "(['node1', 'node2', 'node3'],)"
+run again; rc=$?
+check "a rerun of a finished rollout changes nothing" grep -q "all 3 host(s) done already" "$work/again.out"
+check "... and touches no host" test "$(wc -l <"$work/log")" = 9
+
+# 2. failure in the second wave: halt, node3 untouched, node2 left drained
+rm -f "$work/state.json" "$work/log"
+run fail -e rollout_test_fail_host=node2; rc=$?
+check "the halted rollout fails (rc $rc)" test "$rc" != 0
+check "node3 untouched, node2 not undrained" test "$(log)" = \
+  "drain node1,verify node1,undrain node1,drain node2,verify node2,"
+check "the halt names host, step, task and the untouched host" grep -q \
+  'halted after wave 2 of 3: 1 failed host(s) exceed the failure budget of 0. node2 failed at step verify (task "Fail where the test injects a failure"): injected failure on node2. Done: node1. Left untouched: node3.' \
+  "$work/fail.out"
+check "state: node1 done, node2 failed at verify, node3 untouched" test \
+  "$(state "s['done'], s['failed']['node2']['step'], s['halted']['untouched']")" = "(['node1'], 'verify', ['node3'])"
+
+# 3. the rerun after the fix resumes: node2 first, then node3; node1 not touched
+: >"$work/log"
+run resume; rc=$?
+check "the resumed rollout exits 0" test "$rc" = 0
+check "it resumes with node2, then node3" test "$(log)" = \
+  "drain node2,verify node2,undrain node2,drain node3,verify node3,undrain node3,"
+check "state: all done, nothing failed, no halt" test \
+  "$(state "s['done'], s['failed'], s['halted']")" = "(['node1', 'node2', 'node3'], {}, None)"
+
+# 4. bad input is refused before any host is touched
+rm -f "$work/state.json" "$work/log"
+run bad -e inferops_rollout_wave=2 -e '{"inferops_rollout_max_wave": "all"}'; rc=$?
+check "bad input refused (rc $rc), naming variable, value and fix" grep -qF \
+  'inferops_rollout_max_wave = "all": not a host count or a percentage; use a whole number of hosts (2) or a percentage of the fleet ("10%")' \
+  "$work/bad.out"
+check "... the misspelt variable too" grep -qF 'inferops_rollout_wave = "2": not a rollout variable (misspelt?)' "$work/bad.out"
+check "... and no host was touched" test ! -e "$work/log"
+
+if [ "$status" != 0 ]; then
+  for out in "$work"/*.out; do echo "== $out"; tail -40 "$out"; done
+fi
+exit "$status"
