@@ -21,6 +21,7 @@ stage_preflight() { bash tests/preflight/run.sh; }
 stage_sanity() { tools/ansible-test.sh sanity; }
 stage_units() { tools/ansible-test.sh units; }
 stage_build() { tools/check-build.sh; }
+stage_ee() { tools/check-ee.sh; }
 stage_lab_image() { tools/inferops-lab image; }
 # Molecule's "[<scenario> > <action>] Executing" lines get the stage's elapsed time,
 # so a log shows which action took the time.
@@ -45,7 +46,7 @@ for file in molecule/*/molecule.yml; do
   fi
 done
 
-stages=(yamllint ansible_lint changelog role_docs preflight sanity units build lab_image)
+stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee lab_image)
 # Scenarios of the side lane: those that start no guest (serving, model_sync) and
 # nvmeof_pool, whose two guests then run beside local_nvme's one.
 side_scenarios=(serving model_sync nvmeof_pool)
