@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""audit_host: evaluate the node audit's catalogue for one host, on the controller, from what the info
+modules returned on it (``reads``). Contacts no host.
+
+The values the checks compare with are the roles' own variables for this host: the role's defaults
+(roles/<role>/defaults/main.yml of this collection), then the inventory, then the role's vars
+(roles/<role>/vars/main.yml), templated with the host's variables - the precedence a play running the
+role would give them, so the audit and the converge cannot disagree."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+from ansible.template import Templar
+
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
+
+ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _VALID_ARGS = frozenset(('reads',))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            reads=dict(type='dict', required=True),
+        ))
+        unknown = sorted(set(args['reads']) - set(audit_catalogue.INFO_MODULES))
+        if unknown:
+            raise AnsibleError('reads: unknown info module(s) %s; known: %s'
+                               % (', '.join(unknown), ', '.join(audit_catalogue.INFO_MODULES)))
+        expected = self.expected(task_vars or {})
+        results = audit_catalogue.evaluate_host(args['reads'], expected)
+        health = args['reads'].get('nvme_health_info') or {}
+        result.update(
+            changed=False,
+            results=results,
+            expected=expected,
+            drives=None if health.get('failed') or health.get('skipped') else health.get('controllers') or [],
+        )
+        return result
+
+    def _load(self, role, kind):
+        path = os.path.join(ROLES, role, kind, 'main.yml')
+        if not os.path.exists(path):
+            return {}
+        return self._loader.load_from_file(path, trusted_as_template=True) or {}
+
+    def expected(self, task_vars):
+        """``{name: value}`` of audit_catalogue.ROLE_VARIABLES and AUDIT_DEFAULTS for this host."""
+        out = {}
+        for role, names in audit_catalogue.ROLE_VARIABLES.items():
+            variables = dict(self._load(role, 'defaults'))
+            variables.update(task_vars)
+            variables.update(self._load(role, 'vars'))
+            templar = Templar(loader=self._loader, variables=variables)
+            for name, variable in names.items():
+                out[name] = templar.template(variables[variable]) if variable in variables else None
+        templar = Templar(loader=self._loader, variables=task_vars)
+        for name in audit_catalogue.AUDIT_DEFAULTS:
+            if name in task_vars:
+                out[name] = templar.template(task_vars[name])
+        return out

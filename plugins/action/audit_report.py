@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""audit_report: once per run, on the controller - the fleet checks over every host's ``audit_host`` result,
+the JSON report (schema ``schemas/audit_report.schema.json`` of this collection, checked before writing when
+python-jsonschema is installed), the human summary; fails after writing when a check FAILed."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import tempfile
+
+from ansible import __version__ as ansible_version
+from ansible.errors import AnsibleError
+from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
+
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue
+
+display = Display()
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'schemas', 'audit_report.schema.json')
+UNREACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
+                          'bring the host back, then run the audit again')
+
+
+def validate(report):
+    """Schema errors of ``report`` (empty when valid, or when jsonschema is not installed: ``None``)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    with open(SCHEMA) as handle:
+        schema = json.load(handle)
+    validator = jsonschema.Draft202012Validator(schema)
+    return ['%s: %s' % ('/'.join(str(p) for p in e.absolute_path), e.message) for e in validator.iter_errors(report)]
+
+
+def write_atomically(path, text):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix='.audit-', dir=directory)
+    try:
+        with os.fdopen(fd, 'w') as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except Exception:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class ActionModule(ActionBase):
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _VALID_ARGS = frozenset(('hosts', 'result_var', 'dest_dir', 'fail_on_fail', 'allowed'))
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        dummy, args = self.validate_argument_spec(argument_spec=dict(
+            hosts=dict(type='list', elements='str', required=True),
+            result_var=dict(type='str', default='__audit_host'),
+            dest_dir=dict(type='path', required=True),
+            fail_on_fail=dict(type='bool', default=True),
+            allowed=dict(type='dict'),
+        ))
+        task_vars = task_vars or {}
+        hostvars = task_vars.get('hostvars') or {}
+        hosts = {}
+        for host in args['hosts']:
+            data = hostvars[host].get(args['result_var']) if host in hostvars else None
+            names = list(hostvars[host].get('group_names') or []) if host in hostvars else []
+            if not data or data.get('failed') or 'results' not in data:
+                why = (data or {}).get('msg') or 'no audit result: the host was unreachable or failed before the audit'
+                hosts[host] = {'results': [UNREACHABLE.fail(None, 'answered', None, why)], 'drives': None,
+                               'groups': names, 'reachable': False}
+                continue
+            hosts[host] = {'results': list(data['results']), 'drives': data.get('drives'), 'groups': names,
+                           'reachable': True}
+        groups = dict((group, [h for h in members if h in hosts]) for group, members in (task_vars.get('groups') or {}).items()
+                      if group not in ('all', 'ungrouped'))
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        meta = {'generated': now.isoformat().replace('+00:00', 'Z'), 'check_mode': bool(self._task.check_mode),
+                'ansible_version': ansible_version, 'play_hosts': list(args['hosts'])}
+        fleet_settings = dict((k, task_vars[k]) for k in ('audit_fleet_temp_delta_c',) if k in task_vars)
+        report = audit_catalogue.build_report(hosts, groups, fleet_settings, meta)
+        errors = validate(report)
+        if errors:
+            raise AnsibleError('audit_report: the report does not match %s: %s' % (SCHEMA, '; '.join(errors[:5])))
+        path = os.path.join(args['dest_dir'], 'audit-%s.json' % now.strftime('%Y%m%dT%H%M%SZ'))
+        write_atomically(path, json.dumps(report, indent=1, sort_keys=True) + '\n')
+        lines = audit_catalogue.summary_lines(report)
+        for line in lines:
+            display.display(line)
+        display.display('node audit report: %s' % path)
+        unexpected = []
+        if args['allowed'] is not None:
+            for entry in report['hosts']:
+                unexpected.extend('%s: %s' % (entry['host'], text)
+                                  for text in audit.unexpected(entry['results'], args['allowed']))
+            unexpected.extend('fleet: %s' % text for text in audit.unexpected(report['fleet'], args['allowed']))
+        result.update(changed=False, report_path=path, unexpected=unexpected, status=report['status'], summary=report['summary'],
+                      summary_lines=lines, schema_checked=errors is not None)
+        if report['status'] == 'FAIL' and args['fail_on_fail']:
+            result['failed'] = True
+            result['msg'] = '%s (report %s)' % (lines[0], path)
+        return result

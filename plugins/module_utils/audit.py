@@ -1,0 +1,140 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node audit's result type: what every check of the catalogue returns.
+
+A check is a function ``check(reads, expected)`` of one concern file (``audit_platform.py``,
+``audit_nvme.py``, ``audit_storage.py``, ``audit_kernel.py``) returning a list of results. It only
+evaluates what the ``*_info`` modules returned (``reads``, by module name) against the values the roles
+are given (``expected``, by variable name) - it never reads the host itself, so the audit and the
+roles see the same host through the same code.
+
+* ``Check(id, title, severity, evidence, fix)`` - a catalogue entry; ``check.result(...)``,
+  ``check.passed/warn/fail/skip(...)`` build one result for one subject (a drive, an array, a key).
+* ``read(reads, name)`` - the result of an info module, or raise ``Missing`` (the check is SKIP with the
+  reason: not run, failed, or gave no such value).
+* ``run(checks, reads, expected)`` - every check, a SKIP for one that raised ``Missing``.
+* ``summary(results)`` - counts by status; ``worst(results)``.
+* ``unexpected(results, allowed)`` - the results whose status ``allowed`` (check id -> statuses; PASS and SKIP
+  for an id not listed) does not allow, worded for people (a test's assertion).
+
+Standard library only: the same code runs in the action plugin on the controller and in the tests.
+"""
+
+from __future__ import annotations
+
+__all__ = ['Check', 'Missing', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'read', 'run', 'summary', 'unexpected', 'worst']
+
+# The version of the report document (plugins/module_utils/audit_report.schema.json, "$id").
+SCHEMA_VERSION = 1
+STATUSES = ('FAIL', 'WARN', 'SKIP', 'PASS')
+SEVERITIES = ('critical', 'major', 'minor')
+
+
+class Missing(Exception):
+    """A read the check needs is absent: the check is SKIP with this reason."""
+
+
+def read(reads, name, key=None):
+    """``reads[name]`` (an info module's registered result), or its ``key``; raise ``Missing`` naming why not."""
+    result = (reads or {}).get(name)
+    if result is None or result.get('skipped'):
+        raise Missing('%s was not run on this host' % name)
+    if result.get('failed'):
+        raise Missing('%s failed: %s' % (name, result.get('msg', 'no message')))
+    if key is None:
+        return result
+    if result.get(key) is None:
+        raise Missing('%s returned no %s' % (name, key))
+    return result[key]
+
+
+class Check(object):
+    """One entry of the catalogue: id, title, severity, the evidence it reads and the role or tag that fixes it."""
+
+    def __init__(self, check_id, title, severity, evidence, fix, func=None):
+        if severity not in SEVERITIES:
+            raise ValueError('%s: severity %r is not one of %s' % (check_id, severity, ', '.join(SEVERITIES)))
+        self.id = check_id
+        self.title = title
+        self.severity = severity
+        self.evidence = evidence
+        self.fix = fix
+        self.func = func
+
+    def __call__(self, func):
+        """Decorator: ``@Check(...)`` over ``def check(check, reads, expected)``."""
+        self.func = func
+        return self
+
+    def result(self, status, subject, expected, observed, reason=None, evidence=None):
+        if status not in STATUSES:
+            raise ValueError('%s: status %r is not one of %s' % (self.id, status, ', '.join(STATUSES)))
+        return {
+            'id': self.id,
+            'title': self.title,
+            'severity': self.severity,
+            'subject': subject,
+            'status': status,
+            'expected': expected,
+            'observed': observed,
+            'evidence': evidence or self.evidence,
+            'fix': self.fix,
+            'reason': reason,
+        }
+
+    def passed(self, subject, expected, observed, reason=None, evidence=None):
+        return self.result('PASS', subject, expected, observed, reason, evidence)
+
+    def warn(self, subject, expected, observed, reason, evidence=None):
+        return self.result('WARN', subject, expected, observed, reason, evidence)
+
+    def fail(self, subject, expected, observed, reason, evidence=None):
+        return self.result('FAIL', subject, expected, observed, reason, evidence)
+
+    def skip(self, reason, subject=None, expected=None):
+        return self.result('SKIP', subject, expected, None, reason)
+
+    def compare(self, subject, expected, observed, problem, evidence=None):
+        """PASS when ``observed == expected``, else FAIL worded ``problem``."""
+        if observed == expected:
+            return self.passed(subject, expected, observed, evidence=evidence)
+        return self.fail(subject, expected, observed, problem, evidence)
+
+    def evaluate(self, reads, expected):
+        try:
+            results = self.func(self, reads, expected)
+        except Missing as exc:
+            return [self.skip(str(exc))]
+        return results or [self.skip('nothing to check on this host')]
+
+
+def run(checks, reads, expected):
+    """The results of every check, in catalogue order."""
+    out = []
+    for check in checks:
+        out.extend(check.evaluate(reads, expected or {}))
+    return out
+
+
+def summary(results):
+    counts = dict((status, 0) for status in STATUSES)
+    for result in results:
+        counts[result['status']] += 1
+    return counts
+
+
+def worst(results):
+    """The worst status of ``results`` (FAIL, WARN, then PASS; SKIP counts as PASS), PASS when empty."""
+    statuses = set(result['status'] for result in results)
+    for status in ('FAIL', 'WARN'):
+        if status in statuses:
+            return status
+    return 'PASS'
+
+
+def unexpected(results, allowed=None, default=('PASS', 'SKIP')):
+    """``['<id> [<subject>] <status>: <reason>']`` of the results whose status is not allowed for their id."""
+    allowed = allowed or {}
+    return ['%s [%s] %s: %s' % (r['id'], r['subject'] or '-', r['status'], r['reason'])
+            for r in results if r['status'] not in allowed.get(r['id'], default)]

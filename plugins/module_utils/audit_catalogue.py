@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The node audit's catalogue and report: which checks run on a host, which variables they compare
+with, and the one JSON document a run writes (schema ``schemas/audit_report.schema.json``).
+
+* ``AUDIT_DEFAULTS`` - the audit's own thresholds (``audit_*``; an inventory overrides each).
+* ``ROLE_VARIABLES`` - ``{role: {name the checks use: role variable}}``: the values the checks compare
+  with are the roles' own variables (inventory over role defaults, role vars over both), so the audit and
+  the converge cannot disagree. The action plugin ``audit_host`` resolves them.
+* ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py).
+* ``evaluate_host(reads, expected)`` - the results of one host.
+* ``build_report(hosts, groups, expected, meta)`` - the report: fleet checks over every host, summaries,
+  hosts with failures first.
+* ``summary_lines(report)`` - the human summary printed after the run.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_kernel, audit_nvme
+from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_storage
+
+__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
+           'catalogue', 'evaluate_host', 'summary_lines']
+
+AUDIT_DEFAULTS = {
+    'audit_os_releases': ['debian 12'],
+    'audit_kernel_min': None,
+    'audit_numa_nodes': None,
+    'audit_smt': None,
+    'audit_cpufreq_governor': 'performance',
+    'audit_cpuidle_max_latency_us': None,
+    'audit_nvme_temp_warn_c': 70,
+    'audit_nvme_temp_fail_c': 80,
+    'audit_nvme_wear_warn_percent': 80,
+    'audit_nvme_firmware': {},
+    'audit_fleet_temp_delta_c': 10,
+}
+
+ROLE_VARIABLES = {
+    'kernel_tuning': {'kernel_tuning_layers': '__kernel_tuning_layers', 'kernel_tuning_thp': 'kernel_tuning_thp'},
+    'nvme_sched': dict((name, name) for name in (
+        'nvme_sched_scheduler', 'nvme_sched_read_ahead_kb', 'nvme_sched_nr_requests', 'nvme_sched_models',
+        'nvme_sched_serials')),
+    'md_raid_xfs': dict((name, name) for name in (
+        'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer')),
+    'nvmeof_initiator': {'nvmeof_initiator_connections': 'nvmeof_initiator_connections'},
+}
+
+# The info modules the checks read, as the playbook registers them.
+INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info')
+
+HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS)
+FLEET_CHECKS = audit_fleet.CHECKS_DOC
+_ORDER = dict((status, index) for index, status in enumerate(audit.STATUSES))
+
+
+def catalogue():
+    """Every check: id, title, severity, evidence, fix (docs/audit.md lists the same)."""
+    return [dict(id=c.id, title=c.title, severity=c.severity, evidence=c.evidence, fix=c.fix)
+            for c in list(HOST_CHECKS) + list(FLEET_CHECKS)]
+
+
+def evaluate_host(reads, expected):
+    merged = dict(AUDIT_DEFAULTS)
+    merged.update(dict((k, v) for k, v in (expected or {}).items()))
+    return audit.run(HOST_CHECKS, reads, merged)
+
+
+def _sorted(results):
+    return sorted(results, key=lambda r: _ORDER[r['status']])
+
+
+def build_report(hosts, groups, expected=None, meta=None):
+    """``hosts``: ``{host: {'results': [...], 'drives': nvme_health_info controllers or None, 'reachable': bool,
+    'groups': [...]}}``; ``groups``: ``{group: [hosts]}``; ``expected``: fleet thresholds (``audit_*``)."""
+    settings = dict(AUDIT_DEFAULTS)
+    settings.update(expected or {})
+    host_reads = dict((host, {'nvme_health_info': {'controllers': data.get('drives') or []}})
+                      for host, data in hosts.items() if data.get('drives') is not None)
+    host_results = dict((host, data['results']) for host, data in hosts.items() if data.get('reachable', True))
+    fleet = (audit_fleet.firmware(host_reads) + audit_fleet.temperature(host_reads, int(settings['audit_fleet_temp_delta_c']))
+             + audit_fleet.group_outliers(host_results, groups))
+    entries = []
+    for host in sorted(hosts):
+        data = hosts[host]
+        results = _sorted(data['results'])
+        entries.append({'host': host, 'groups': data.get('groups') or [], 'reachable': data.get('reachable', True),
+                        'status': audit.worst(results), 'summary': audit.summary(results), 'results': results})
+    entries.sort(key=lambda e: (_ORDER[e['status']], e['host']))
+    every = [r for e in entries for r in e['results']] + fleet
+    return {
+        'schema_version': audit.SCHEMA_VERSION,
+        'meta': dict(meta or {}),
+        'status': audit.worst(every),
+        'summary': dict(audit.summary(every), hosts=len(entries),
+                        hosts_failed=len([e for e in entries if e['status'] == 'FAIL'])),
+        'fleet': _sorted(fleet),
+        'hosts': entries,
+    }
+
+
+def summary_lines(report, limit=40):
+    """The human summary: the fleet's counts, then every FAIL and WARN with its fix (at most ``limit``)."""
+    s = report['summary']
+    lines = ['node audit: %s - %d host(s), %d failed; %d FAIL, %d WARN, %d SKIP, %d PASS' % (
+        report['status'], s['hosts'], s['hosts_failed'], s['FAIL'], s['WARN'], s['SKIP'], s['PASS'])]
+    shown = 0
+    for where, results in [('fleet', report['fleet'])] + [(e['host'], e['results']) for e in report['hosts']]:
+        for r in results:
+            if r['status'] in ('FAIL', 'WARN'):
+                if shown == limit:
+                    lines.append('... more in the report')
+                    return lines
+                subject = ' [%s]' % r['subject'] if r['subject'] else ''
+                lines.append('%s %s %s%s: %s (fix: %s)' % (r['status'], where, r['id'], subject, r['reason'], r['fix']))
+                shown += 1
+    return lines

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial), their
+mounts and mount options (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
+the fstrim timer. The wanted values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs
+variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``mount_options.compare``."""
+
+from __future__ import annotations
+
+from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan, mount_options, nvme_queue
+from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
+
+__all__ = ['CHECKS']
+
+FIX_MD = 'role md_raid_xfs (tag md_raid_xfs)'
+# md_info statuses: a running resync or check is not a failure, but the array is not at full speed.
+BUSY = ('resyncing', 'recovering', 'reshaping', 'checking')
+
+
+def _arrays(expected):
+    return md_raid_plan.want({'md_raid_xfs_arrays': expected.get('md_raid_xfs_arrays') or [],
+                              'md_raid_xfs_mount_opts': expected.get('md_raid_xfs_mount_opts')})
+
+
+def _subject(want):
+    return '/dev/md/%s' % want['name']
+
+
+def _running(check, info, expected, results, mounted=False):
+    """``(want, found)`` of every array of md_raid_xfs_arrays that runs (with a mount point when ``mounted``); a
+    SKIP in ``results`` for one that does not (storage.md_present reports it)."""
+    arrays = info.get('arrays') or {}
+    for want in _arrays(expected):
+        if mounted and not want['mount']:
+            continue
+        found = arrays.get(want['name']) or {}
+        if found.get('exists'):
+            yield want, found
+        else:
+            results.append(check.skip('array does not run (storage.md_present)',
+                                      subject=want['mount'] if mounted else _subject(want)))
+
+
+@Check('storage.md_present', 'Every array of md_raid_xfs_arrays runs', 'critical', '/proc/mdstat, mdadm --detail', FIX_MD)
+def md_present(check, reads, expected):
+    arrays = read(reads, 'md_info', 'arrays')
+    results = []
+    for want in _arrays(expected):
+        found = arrays.get(want['name']) or {}
+        observed = found.get('kname') if found.get('exists') else None
+        if observed:
+            results.append(check.passed(_subject(want), 'running', '%s (%s)' % (observed, found.get('status'))))
+        else:
+            results.append(check.fail(_subject(want), 'running', 'absent', 'array %s does not run' % want['name']))
+    return results
+
+
+@Check('storage.md_health', 'Array clean: not degraded, no faulty member', 'critical',
+       '/sys/block/<md>/md/{degraded,array_state,sync_action}, mdadm --detail',
+       'replace the failed drive, then role md_raid_xfs (mdadm --add)')
+def md_health(check, reads, expected):
+    results = []
+    for want, found in _running(check, read(reads, 'md_info'), expected, results):
+        status = found.get('status')
+        observed = {'status': status, 'degraded': found.get('degraded'), 'failed': found.get('failed'),
+                    'sync_action': found.get('sync_action'), 'sync_percent': found.get('sync_percent')}
+        if status in ('degraded', 'inactive') or found.get('degraded') or found.get('failed'):
+            results.append(check.fail(_subject(want), 'clean', observed, '%s: %s' % (want['name'], found.get('summary'))))
+        elif status in BUSY:
+            results.append(check.warn(_subject(want), 'clean', observed, '%s %s %s%%' % (
+                want['name'], status, found.get('sync_percent'))))
+        else:
+            results.append(check.passed(_subject(want), 'clean', observed))
+    return results
+
+
+@Check('storage.md_layout', 'Array level, chunk and members (by serial) as md_raid_xfs_arrays', 'major',
+       'mdadm --detail --export, /dev/disk/by-id', FIX_MD + ' - a different layout needs a rebuild')
+def md_layout(check, reads, expected):
+    info = read(reads, 'md_info')
+    members = info.get('members') or {}
+    results = []
+    for want, found in _running(check, info, expected, results):
+        # The requested paths as md_info resolved them: kernel names for the rule, serials for people.
+        want_knames = [(members.get(path) or {}).get('kname') or path for path in want['devices']]
+        want_serials = [(members.get(path) or {}).get('serial') or path for path in want['devices']]
+        problems = md_raid_plan.array_differences(found, want['level'], want['chunk_kb'], want_knames)
+        lost = [(members.get(path) or {}).get('serial') or path for path in want['devices']
+                if (members.get(path) or {}).get('array') != want['name'] or (members.get(path) or {}).get('role') in
+                (None, 'faulty', 'spare')]
+        if lost:
+            problems.append('not an active member: %s' % ', '.join(lost))
+        observed = {'level': found.get('level'), 'chunk_kb': found.get('chunk_kb'),
+                    'members': sorted(m.get('serial') or m.get('kname') for m in found.get('members') or [])}
+        wanted = {'level': 'raid%s' % want['level'], 'chunk_kb': want['chunk_kb'], 'members': sorted(want_serials)}
+        if problems:
+            results.append(check.fail(_subject(want), wanted, observed, '; '.join(problems)))
+        else:
+            results.append(check.passed(_subject(want), wanted, observed))
+    return results
+
+
+@Check('storage.mount', 'Array filesystem mounted with the role\'s options', 'critical',
+       'findmnt -J -l -o TARGET,SOURCE,FSTYPE,OPTIONS', FIX_MD + ' (remount; logbufs/logbsize at the next mount)')
+def mount(check, reads, expected):
+    info = read(reads, 'md_info')
+    mounts = info.get('mounts') or {}
+    results = []
+    for want, found in _running(check, info, expected, results, mounted=True):
+        subject = want['mount']
+        live = mounts.get(want['mount'])
+        if want['mount'] not in (found.get('mounted_at') or []) or not live:
+            results.append(check.fail(subject, {'device': _subject(want), 'options': want['mount_opts']},
+                                      {'mounted_at': found.get('mounted_at'), 'top': live},
+                                      '%s is not mounted at %s' % (_subject(want), want['mount'])))
+            continue
+        diff = mount_options.compare(want['mount_opts'], live.get('options'))
+        observed = ','.join(live.get('options') or [])
+        if diff['missing']:
+            results.append(check.fail(subject, want['mount_opts'], observed, 'options missing: %s (%s)' % (
+                ','.join(diff['missing']), 'remount applies %s' % ','.join(diff['remount']) if diff['remount']
+                else 'applied at the next mount')))
+        else:
+            results.append(check.passed(subject, want['mount_opts'], observed))
+    return results
+
+
+@Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
+       'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
+def fstrim(check, reads, expected):
+    units = read(reads, 'md_info', 'units')
+    if not expected.get('md_raid_xfs_fstrim_timer'):
+        return [check.skip('md_raid_xfs_fstrim_timer is false')]
+    unit = units.get('fstrim.timer')
+    if unit is None:
+        return [check.skip('md_info was not asked for fstrim.timer')]
+    observed = '%s/%s' % (unit.get('enabled'), unit.get('active'))
+    return [check.compare('fstrim.timer', 'enabled/active', observed, 'fstrim.timer is %s' % observed)]
+
+
+@Check('storage.nvme_queue', 'Scheduler, read-ahead and nr_requests of every NVMe namespace of nvme_sched', 'major',
+       '/sys/block/<ns>/queue/{scheduler,read_ahead_kb,nr_requests}', 'role nvme_sched (tag nvme_sched)')
+def nvme_queue_settings(check, reads, expected):
+    namespaces = read(reads, 'nvme_info', 'namespaces')
+    scheduler, read_ahead_kb = expected.get('nvme_sched_scheduler'), expected.get('nvme_sched_read_ahead_kb')
+    if scheduler is None or read_ahead_kb is None:
+        return [check.skip('nvme_sched_scheduler / nvme_sched_read_ahead_kb unknown')]
+    nr_requests = expected.get('nvme_sched_nr_requests')
+    selected, dummy = nvme_queue.select(namespaces, expected.get('nvme_sched_models') or [],
+                                        expected.get('nvme_sched_serials') or [])
+    wanted = {'scheduler': scheduler, 'read_ahead_kb': int(read_ahead_kb)}
+    if nr_requests is not None:
+        wanted['nr_requests'] = int(nr_requests)
+    results = []
+    for ns in selected:
+        subject = '%s (%s %s)' % (ns.get('serial'), ns['name'], (ns.get('model') or '').strip())
+        queue = ns.get('queue') or {}
+        observed = dict((key, queue.get(key)) for key in wanted)
+        drift = nvme_queue.drift([ns], scheduler, read_ahead_kb, nr_requests)
+        if drift:
+            results.append(check.fail(subject, wanted, observed, drift[0]['text']))
+        else:
+            results.append(check.passed(subject, wanted, observed))
+    return results
+
+
+CHECKS = [md_present, md_health, md_layout, mount, fstrim, nvme_queue_settings]

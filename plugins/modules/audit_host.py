@@ -1,0 +1,77 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: audit_host
+short_description: Evaluate the node audit's checks for one host from its info modules' results
+version_added: 0.3.0
+description:
+  - Evaluates every check of the node audit's catalogue (C(plugins/module_utils/audit_*.py), listed in
+    C(docs/audit.md)) on what the info modules returned on the host - it never reads the host itself.
+  - Each result has an id, a title, a severity, the subject (a drive by serial, an array, a key), the expected
+    value, the observed value, the evidence (file or command read), the fix (role or tag) and a status
+    V(PASS), V(WARN), V(FAIL) or V(SKIP) with a reason.
+  - The expected values are the roles' own variables for the host - the role's defaults, then the inventory,
+    then the role's vars, templated with the host's variables (C(kernel_tuning), C(nvme_sched), C(md_raid_xfs),
+    C(nvmeof_initiator)) - and the audit's thresholds (C(audit_*) variables, defaults in
+    C(plugins/module_utils/audit_catalogue.py)).
+  - An action plugin; runs on the controller and contacts no host. Fails no host for a FAIL - the run-once
+    M(inferops.node.audit_report) does, after writing the report.
+options:
+  reads:
+    description:
+      - The registered results of the info modules, by module name - V(platform_info), V(nvme_info),
+        V(nvme_health_info), V(md_info), V(sysctl_info). A missing, skipped or failed one makes the checks that
+        need it V(SKIP) with the reason.
+    type: dict
+    required: true
+extends_documentation_fragment:
+  - inferops.node.info_module
+attributes:
+  platform:
+    description: Any; runs on the controller.
+    support: full
+    platforms: posix
+  action:
+    description: Runs on the controller only.
+    support: full
+seealso:
+  - module: inferops.node.audit_report
+  - module: inferops.node.platform_info
+  - module: inferops.node.nvme_health_info
+author:
+  - inferops.node maintainers (@inferops)
+'''
+
+EXAMPLES = r'''
+- name: Evaluate the audit's checks
+  inferops.node.audit_host:
+    reads:
+      platform_info: "{{ __audit_platform }}"
+      nvme_health_info: "{{ __audit_nvme_health }}"
+  register: __audit_host
+'''
+
+RETURN = r'''
+results:
+  description: One result per check and subject, in catalogue order.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{id: nvme.temperature, title: Composite temperature below the thresholds, severity: major,
+            subject: LABMODEL0 (nvme0 QEMU NVMe Ctrl), status: PASS, expected: < 70 C, observed: 50 C (323 K),
+            evidence: nvme smart-log /dev/nvme0 -o json, fix: cooling / airflow, reason: null}]
+expected:
+  description: The values the checks compared with, by name.
+  returned: always
+  type: dict
+drives:
+  description: The NVMe controllers of V(nvme_health_info) (for the fleet checks), null when it did not run.
+  returned: always
+  type: list
+  elements: dict
+'''

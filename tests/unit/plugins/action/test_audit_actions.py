@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The audit's action plugins: audit_host resolves the roles' variables as a play running the role would
+(role defaults < inventory < role vars) and evaluates the catalogue on the recorded reads; audit_report
+writes one schema-valid report, names an unreachable host, prints the summary and fails on a FAIL."""
+
+from __future__ import annotations
+
+import json
+import os
+from unittest.mock import MagicMock
+
+import jsonschema
+import pytest
+
+from ansible.parsing.dataloader import DataLoader
+from ansible.playbook.task import Task
+from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
+# The recorded reads, a module-scoped pytest fixture, used here by name.
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import recorded  # noqa: F401 pylint: disable=unused-import
+
+
+def action(module, name, args, check_mode=False):
+    task = Task()
+    task.args = args
+    task.action = 'inferops.node.' + name
+    task.check_mode = check_mode
+    return module.ActionModule(task, MagicMock(), MagicMock(), loader=DataLoader(), templar=None, shared_loader_obj=None)
+
+
+def lab_vars(**more):
+    """node1's variables as the lab inventory gives them (inventories/lab/group_vars/local_nvme.yml)."""
+    task_vars = dict(LAB, inventory_hostname='node1', group_names=['local_nvme'])
+    task_vars.update(more)
+    return task_vars
+
+
+def test_expected_is_what_the_roles_use(recorded):
+    plugin = action(audit_host, 'audit_host', {'reads': {}})
+    expected = plugin.expected(lab_vars(kernel_tuning_sysctl_host={'vm.swappiness': 5}, audit_numa_nodes=1))
+    # kernel_tuning's layers from its vars/main.yml, the profile chosen from the inventory, host layer on top.
+    layers = dict((layer['name'], layer['settings']) for layer in expected['kernel_tuning_layers'])
+    assert layers['kernel_tuning_profile=local_nvme']['vm.swappiness'] == 1
+    assert layers['kernel_tuning_sysctl_host'] == {'vm.swappiness': 5}
+    # Role defaults where the inventory says nothing, the inventory where it does.
+    assert expected['kernel_tuning_thp'] is None and expected['md_raid_xfs_fstrim_timer'] is True
+    assert expected['nvme_sched_read_ahead_kb'] == 2048 and expected['md_raid_xfs_arrays'] == LAB['md_raid_xfs_arrays']
+    assert expected['md_raid_xfs_mount_opts'] == 'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k'
+    assert expected['nvmeof_initiator_connections'] == [] and expected['audit_numa_nodes'] == 1
+    # The role default of the profile depends on the host's groups.
+    other = plugin.expected(dict(inventory_hostname='x', group_names=['serving']))
+    assert [layer['name'] for layer in other['kernel_tuning_layers']][0] == 'kernel_tuning_profile=none'
+
+
+def test_audit_host_on_recorded_reads(recorded):
+    plugin = action(audit_host, 'audit_host', {'reads': reads(recorded)})
+    result = plugin.run(task_vars=lab_vars())
+    assert result['changed'] is False and len(result['drives']) == 6
+    by_id = dict(((r['id'], r['subject']), r['status']) for r in result['results'])
+    assert by_id[('kernel.sysctl', 'vm.swappiness')] == 'FAIL' and by_id[('storage.md_present', '/dev/md/models')] == 'PASS'
+
+
+def test_audit_host_refuses_unknown_reads():
+    plugin = action(audit_host, 'audit_host', {'reads': {'nic_inf0': {}}})
+    with pytest.raises(Exception, match='reads: unknown info module'):
+        plugin.run(task_vars=lab_vars())
+
+
+def report_action(tmp_path, monkeypatch, hostvars, **args):
+    lines = []
+    monkeypatch.setattr(audit_report.display, 'display', lines.append)
+    plugin = action(audit_report, 'audit_report', dict({'hosts': sorted(hostvars), 'dest_dir': str(tmp_path)}, **args),
+                    check_mode=True)
+    task_vars = {'hostvars': hostvars, 'groups': {'all': sorted(hostvars), 'local_nvme': sorted(hostvars)}}
+    return plugin.run(task_vars=task_vars), lines
+
+
+def test_report_written_then_failed(recorded, tmp_path, monkeypatch):
+    host = action(audit_host, 'audit_host', {'reads': reads(recorded)}).run(task_vars=lab_vars())
+    hostvars = {'node1': {'__audit_host': host, 'group_names': ['local_nvme']},
+                'node2': {'group_names': ['local_nvme']}}
+    result, lines = report_action(tmp_path, monkeypatch, hostvars)
+    assert result['failed'] and result['schema_checked'] is True
+    assert os.listdir(str(tmp_path)) == [os.path.basename(result['report_path'])]
+    with open(result['report_path']) as handle:
+        report = json.load(handle)
+    with open(audit_report.SCHEMA) as handle:
+        jsonschema.validate(report, json.load(handle))
+    assert report['meta']['check_mode'] is True and report['meta']['play_hosts'] == ['node1', 'node2']
+    node2 = [e for e in report['hosts'] if e['host'] == 'node2'][0]
+    assert node2['reachable'] is False and node2['results'][0]['id'] == 'audit.reachable'
+    assert lines[0].startswith('node audit: FAIL - 2 host(s), 2 failed; ') and lines[-1].startswith('node audit report: ')
+    assert result['msg'].endswith('(report %s)' % result['report_path'])
+    assert any(line.startswith('FAIL node1 kernel.sysctl [vm.swappiness]: ') for line in lines)
+
+
+def test_allowed_statuses_for_tests(recorded, tmp_path, monkeypatch):
+    host = action(audit_host, 'audit_host', {'reads': reads(recorded)}).run(task_vars=lab_vars())
+    hostvars = {'node1': {'__audit_host': host, 'group_names': ['local_nvme']}}
+    result, dummy = report_action(tmp_path, monkeypatch, hostvars, fail_on_fail=False,
+                                  allowed={'storage.md_health': ['PASS', 'WARN']})
+    assert not result.get('failed')
+    assert result['unexpected'] == [
+        "node1: kernel.sysctl [net.ipv4.tcp_fin_timeout] FAIL: net.ipv4.tcp_fin_timeout = 15 wanted "
+        "(kernel_tuning_profile=local_nvme['net.ipv4.tcp_fin_timeout']): runtime 30; "
+        "/etc/sysctl.d/99-zz-local.conf line 3 sets 30 (a reboot gives that)",
+        "node1: kernel.sysctl [vm.swappiness] FAIL: vm.swappiness = 1 wanted "
+        "(kernel_tuning_profile=local_nvme['vm.swappiness']): runtime 10; "
+        "/etc/sysctl.d/99-zz-local.conf line 2 sets 10 (a reboot gives that)",
+        'node1: storage.mount [/data/index] FAIL: /dev/md/index is not mounted at /data/index',
+    ]

@@ -1,0 +1,424 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The audit catalogue on what the info modules returned on lab guests (each read is the module run on its
+recorded fixtures): platform_info / nvme_health_info on auditrec (fixtures/audit), nvme_info on irqrec after
+nvme_sched (fixtures/info/converged), sysctl_info on ktrec after kernel_tuning with a local override
+(fixtures/sysctl), md_info on mdrec fresh / with arrays / degraded (fixtures/md_info).
+
+Every check has a PASS and a FAIL (or WARN, for the checks that only warn) case. Where no recording shows the
+fault (a downgraded link, a hot drive, a media error), the test changes one recorded value and says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+
+import jsonschema
+import pytest
+import yaml
+
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue
+from ansible_collections.inferops.node.plugins.modules import md_info, nvme_health_info, nvme_info, platform_info, sysctl_info
+from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
+from ansible_collections.inferops.node.tests.unit.plugins.modules import test_md_info, test_nvme_health_info
+from ansible_collections.inferops.node.tests.unit.plugins.modules import test_nvme_info, test_platform_info, test_sysctl_info
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..')
+LAB = yaml.safe_load(open(os.path.join(ROOT, 'inventories', 'lab', 'group_vars', 'local_nvme.yml')))
+PROFILES = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'kernel_tuning', 'vars', 'main.yml')))['__kernel_tuning_profiles']
+MD_DEFAULTS = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'md_raid_xfs', 'defaults', 'main.yml')))
+
+
+def layers(profile, host=None):
+    """The layers the kernel_tuning role builds (roles/kernel_tuning/vars/main.yml) for a profile."""
+    return [{'name': 'kernel_tuning_profile=%s' % profile, 'keyed': True, 'settings': PROFILES[profile]},
+            {'name': 'kernel_tuning_sysctl_host', 'keyed': True, 'settings': host or {}}]
+
+
+# The lab inventory's values (inventories/lab), as the action plugin resolves them for node1.
+LAB_EXPECTED = {
+    'kernel_tuning_layers': layers('local_nvme'), 'kernel_tuning_thp': None,
+    'nvme_sched_scheduler': LAB['nvme_sched_scheduler'], 'nvme_sched_read_ahead_kb': LAB['nvme_sched_read_ahead_kb'],
+    'nvme_sched_nr_requests': None, 'nvme_sched_models': [], 'nvme_sched_serials': [],
+    'md_raid_xfs_arrays': LAB['md_raid_xfs_arrays'], 'md_raid_xfs_mount_opts': MD_DEFAULTS['md_raid_xfs_mount_opts'],
+    'md_raid_xfs_fstrim_timer': True, 'nvmeof_initiator_connections': [],
+}
+
+
+class Recorded(object):
+    """Runs an info module on one recorded guest, in its own directory."""
+
+    def __init__(self, tmp_path_factory):
+        self.factory = tmp_path_factory
+
+    def run(self, guest_class, state, main, args=None, setup=None, **kwargs):
+        with pytest.MonkeyPatch.context() as mp:
+            guest = guest_class(self.factory.mktemp('guest'), mp, state, **kwargs)
+            if setup:
+                setup(guest)
+            failed, result = run_module(main, args or {})
+        assert not failed, result
+        return result
+
+
+@pytest.fixture(scope='module')
+def recorded(tmp_path_factory):
+    rec = Recorded(tmp_path_factory)
+    md_args = {'arrays': test_md_info.REQUEST, 'units': test_md_info.UNITS}
+    arrays = ('md126', 'md127')
+    return {
+        'platform_info': rec.run(test_platform_info.Guest, 'fresh', platform_info.main),
+        'nvme_health_info': rec.run(test_nvme_health_info.Guest, 'fresh', nvme_health_info.main),
+        'nvme_info': rec.run(test_nvme_info.Guest, 'converged', nvme_info.main),
+        'sysctl_info': rec.run(test_sysctl_info.Guest, 'converged', sysctl_info.main, {'names': test_sysctl_info.PROFILE}),
+        'sysctl_fresh': rec.run(test_sysctl_info.Guest, 'fresh', sysctl_info.main, {'names': test_sysctl_info.PROFILE}),
+        'md_info': rec.run(test_md_info.Guest, 'arrays', md_info.main, md_args, arrays=arrays),
+        'md_degraded': rec.run(test_md_info.Guest, 'degraded', md_info.main, md_args, arrays=arrays),
+        'md_fresh': rec.run(test_md_info.Guest, 'fresh', md_info.main, md_args),
+        'rec': rec,
+    }
+
+
+def reads(recorded, **replace):
+    out = dict((name, recorded[name]) for name in audit_catalogue.INFO_MODULES)
+    out.update(replace)
+    return out
+
+
+def results(recorded, check_id, expected=None, **replace):
+    """The results of one check id over the reads, with the lab inventory's values (overridden by ``expected``)."""
+    wanted = dict(LAB_EXPECTED)
+    wanted.update(expected or {})
+    return [r for r in audit_catalogue.evaluate_host(reads(recorded, **replace), wanted) if r['id'] == check_id]
+
+
+def statuses(found):
+    return dict((r['subject'], r['status']) for r in found)
+
+
+def only(found):
+    assert len(found) == 1, found
+    return found[0]
+
+
+def health_with(recorded, **smart):
+    """nvme_health_info on the recorded guest with nvme0's SMART log changed (``key=value`` in its JSON)."""
+    def setup(guest):
+        data = json.loads(fixture('audit', 'fresh/smart-log.nvme0.json'))
+        data.update(smart)
+        guest.on(test_nvme_health_info.smart_log(0), out=json.dumps(data))
+    return recorded['rec'].run(test_nvme_health_info.Guest, 'fresh', nvme_health_info.main, setup=setup)
+
+
+# ------------------------------------------------------------------ catalogue and result shape
+
+def test_catalogue_ids_unique_and_documented():
+    ids = [c['id'] for c in audit_catalogue.catalogue()]
+    assert len(ids) == len(set(ids))
+    with open(os.path.join(ROOT, 'docs', 'audit.md')) as handle:
+        doc = handle.read()
+    assert [i for i in ids if '`%s`' % i not in doc] == []
+
+
+def test_missing_or_failed_read_is_skip_with_reason(recorded):
+    found = results(recorded, 'nvme.temperature', nvme_health_info=None)
+    assert only(found)['status'] == 'SKIP' and found[0]['reason'] == 'nvme_health_info was not run on this host'
+    found = results(recorded, 'storage.md_present', md_info={'failed': True, 'msg': 'mdadm: command not found'})
+    assert only(found)['reason'] == 'md_info failed: mdadm: command not found'
+
+
+# ------------------------------------------------------------------ platform
+
+def test_os(recorded):
+    assert only(results(recorded, 'platform.os'))['status'] == 'PASS'
+    warn = only(results(recorded, 'platform.os', {'audit_os_releases': ['ubuntu 24.04']}))
+    assert warn['status'] == 'WARN' and warn['observed'] == 'debian 12'
+    assert warn['reason'] == 'OS debian 12 (Debian GNU/Linux 12 (bookworm)) is not one of audit_os_releases'
+
+
+def test_kernel(recorded):
+    ok = only(results(recorded, 'platform.kernel', {'nvmeof_initiator_connections': [{'nqn': 'x'}]}))
+    assert ok['status'] == 'PASS' and ok['expected'] == '>= 5.18.0' and ok['observed'] == '6.1.0-57-amd64'
+    fail = only(results(recorded, 'platform.kernel', {'audit_kernel_min': '6.6', 'nvmeof_initiator_connections': [1]}))
+    assert fail['status'] == 'FAIL' and fail['expected'] == '>= 6.6.0'
+    assert fail['reason'] == 'kernel 6.1.0-57-amd64 is older than 6.6.0, needed by: audit_kernel_min = 6.6'
+
+
+def test_numa_and_smt(recorded):
+    assert only(results(recorded, 'platform.numa'))['status'] == 'SKIP'
+    assert only(results(recorded, 'platform.numa', {'audit_numa_nodes': 1}))['status'] == 'PASS'
+    fail = only(results(recorded, 'platform.numa', {'audit_numa_nodes': 4}))
+    assert fail['status'] == 'FAIL' and fail['reason'] == '1 NUMA node(s) online ([0]), audit_numa_nodes = 4'
+    assert only(results(recorded, 'platform.smt', {'audit_smt': False}))['status'] == 'PASS'
+    fail = only(results(recorded, 'platform.smt', {'audit_smt': True}))
+    assert fail['status'] == 'FAIL' and fail['reason'] == 'SMT is inactive (control notsupported), audit_smt = True'
+
+
+def bare_metal(recorded):
+    """platform_info on the recorded tree with the cpufreq/cpuidle files of a bare-metal host added
+    (the TCG guest has none): CPU 1 on schedutil, C2 (400 us) enabled on CPU 0."""
+    def setup(guest):
+        for cpu, governor in ((0, 'performance'), (1, 'schedutil')):
+            for path, value in (('cpufreq/scaling_governor', governor), ('cpuidle/state1/name', 'C1'),
+                                ('cpuidle/state1/latency', '1'), ('cpuidle/state1/disable', '0'),
+                                ('cpuidle/state2/name', 'C2'), ('cpuidle/state2/latency', '400'),
+                                ('cpuidle/state2/disable', '0')):
+                target = guest.path('/sys/devices/system/cpu/cpu%d/%s' % (cpu, path))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                with open(target, 'w') as handle:
+                    handle.write(value + '\n')
+    return recorded['rec'].run(test_platform_info.Guest, 'fresh', platform_info.main, setup=setup)
+
+
+def test_cpufreq(recorded):
+    skip = only(results(recorded, 'platform.cpufreq'))
+    assert skip['status'] == 'SKIP' and skip['reason'].startswith('no cpufreq on this host')
+    metal = bare_metal(recorded)
+    warn = only(results(recorded, 'platform.cpufreq', platform_info=metal))
+    assert warn['status'] == 'WARN' and warn['reason'] == 'CPUs with another governor: schedutil on CPUs [1]'
+    assert only(results(recorded, 'platform.cpufreq', {'audit_cpufreq_governor': 'schedutil'},
+                        platform_info=dict(metal, cpufreq={'governors': {'schedutil': [0, 1]}})))['status'] == 'PASS'
+
+
+def test_cstates(recorded):
+    assert only(results(recorded, 'platform.cstates', {'audit_cpuidle_max_latency_us': 10}))['status'] == 'SKIP'
+    metal = bare_metal(recorded)
+    warn = only(results(recorded, 'platform.cstates', {'audit_cpuidle_max_latency_us': 10}, platform_info=metal))
+    assert warn['status'] == 'WARN' and warn['reason'] == 'enabled idle states with a longer exit latency: state2 (C2, 400 us)'
+    assert only(results(recorded, 'platform.cstates', {'audit_cpuidle_max_latency_us': 500},
+                        platform_info=metal))['status'] == 'PASS'
+
+
+# ------------------------------------------------------------------ kernel parameters
+
+def test_sysctl_converged_with_local_override(recorded):
+    found = statuses(results(recorded, 'kernel.sysctl'))
+    # The recorded local file (99-zz-local.conf) overrides two keys of the profile: runtime and boot differ.
+    assert found.pop('vm.swappiness') == 'FAIL' and found.pop('net.ipv4.tcp_fin_timeout') == 'FAIL'
+    assert set(found.values()) == {'PASS'} and len(found) == 8
+    swappiness = [r for r in results(recorded, 'kernel.sysctl') if r['subject'] == 'vm.swappiness'][0]
+    assert swappiness['reason'] == ("vm.swappiness = 1 wanted (kernel_tuning_profile=local_nvme['vm.swappiness']): "
+                                    'runtime 10; /etc/sysctl.d/99-zz-local.conf line 2 sets 10 (a reboot gives that)')
+    assert swappiness['observed'] == {'runtime': '10', 'boot': '10', 'boot_file': '/etc/sysctl.d/99-zz-local.conf'}
+    assert swappiness['fix'] == 'role kernel_tuning (tag kernel_tuning)'
+
+
+def test_sysctl_fresh_fails_every_key(recorded):
+    found = results(recorded, 'kernel.sysctl', sysctl_info=recorded['sysctl_fresh'])
+    assert set(statuses(found).values()) == {'FAIL'}
+    dirty = [r for r in found if r['subject'] == 'vm.dirty_ratio'][0]
+    assert dirty['reason'].endswith('no sysctl.d file sets it (a reboot gives the kernel default)')
+
+
+def test_thp(recorded):
+    assert only(results(recorded, 'kernel.thp'))['status'] == 'SKIP'
+    assert only(results(recorded, 'kernel.thp', {'kernel_tuning_thp': 'never'}))['status'] == 'PASS'
+    fail = only(results(recorded, 'kernel.thp', {'kernel_tuning_thp': 'madvise'}))
+    assert fail['status'] == 'FAIL' and fail['observed'] == 'never'
+
+
+# ------------------------------------------------------------------ NVMe health
+
+def test_link(recorded):
+    skip = results(recorded, 'nvme.link')
+    assert len(skip) == 6 and set(statuses(skip).values()) == {'SKIP'}
+    assert 'emulated drive has no PCIe capability' in skip[0]['reason']
+    health = copy.deepcopy(recorded['nvme_health_info'])
+    # As a Gen4 x4 drive shows it, trained at Gen3 x2 on nvme0 (the kernel's nvme_devices.pci_link values).
+    good = {'current_speed': '16.0 GT/s PCIe', 'current_gts': 16.0, 'current_width': 4, 'max_speed': '16.0 GT/s PCIe',
+            'max_gts': 16.0, 'max_width': 4, 'downgraded': False}
+    for ctrl in health['controllers']:
+        ctrl['pci_link'] = dict(good)
+    health['controllers'][0]['pci_link'].update(current_gts=8.0, current_width=2, downgraded=True)
+    found = results(recorded, 'nvme.link', nvme_health_info=health)
+    assert statuses(found) == dict([('LABMODEL0 (nvme0 QEMU NVMe Ctrl)', 'FAIL')] + [
+        ('%s (nvme%d QEMU NVMe Ctrl)' % (s, n), 'PASS') for n, s in enumerate(test_nvme_health_info.SERIALS) if n])
+    assert found[0]['reason'] == 'link trained at 8.0 GT/s x2 where the drive and slot do 16.0 GT/s x4'
+
+
+def test_temperature_in_kelvin(recorded):
+    found = results(recorded, 'nvme.temperature')
+    assert set(statuses(found).values()) == {'PASS'} and found[0]['observed'] == '50 C (323 K)'
+    hot = results(recorded, 'nvme.temperature', nvme_health_info=health_with(recorded, temperature=358))
+    assert hot[0]['status'] == 'FAIL' and hot[0]['reason'] == '85 C reaches audit_nvme_temp_fail_c 80 C'
+    warm = results(recorded, 'nvme.temperature', nvme_health_info=health_with(recorded, temperature=345))
+    assert warm[0]['status'] == 'WARN' and warm[0]['observed'] == '72 C (345 K)'
+
+
+@pytest.mark.parametrize('check_id, change, status, reason', [
+    ('nvme.critical_warning', {'critical_warning': 4}, 'FAIL', 'critical_warning = 4 (0x04)'),
+    ('nvme.media_errors', {'media_errors': '3'}, 'FAIL', '3 unrecovered media error(s)'),
+    ('nvme.wear', {'percent_used': 85}, 'WARN', '85 % of the rated endurance used'),
+    ('nvme.wear', {'percent_used': 103}, 'FAIL', 'rated endurance used up (103 %)'),
+    ('nvme.spare', {'avail_spare': 5, 'spare_thresh': 10}, 'FAIL', 'available spare 5 % below its threshold 10 %'),
+])
+def test_smart_log_faults(recorded, check_id, change, status, reason):
+    assert set(statuses(results(recorded, check_id)).values()) == {'PASS'}
+    found = results(recorded, check_id, nvme_health_info=health_with(recorded, **change))
+    assert (found[0]['status'], found[0]['reason']) == (status, reason)
+    assert found[0]['evidence'] == 'nvme smart-log /dev/nvme0 -o json'
+    assert set(r['status'] for r in found[1:]) == {'PASS'}
+
+
+def test_unreadable_smart_log_is_skip(recorded):
+    health = copy.deepcopy(recorded['nvme_health_info'])
+    health['controllers'][2].update(error='nvme smart-log /dev/nvme2: rc=1 failed', temperature_c=None)
+    found = results(recorded, 'nvme.temperature', nvme_health_info=health)
+    assert found[2]['status'] == 'SKIP' and found[2]['reason'] == 'nvme smart-log /dev/nvme2: rc=1 failed'
+
+
+def test_firmware_pin(recorded):
+    assert only(results(recorded, 'nvme.firmware'))['status'] == 'SKIP'
+    assert set(statuses(results(recorded, 'nvme.firmware', {'audit_nvme_firmware': {'QEMU NVMe Ctrl': '7.2.22'}})).values()) == {'PASS'}
+    fail = results(recorded, 'nvme.firmware', {'audit_nvme_firmware': {'QEMU NVMe Ctrl': '8.0.0'}})
+    assert fail[0]['status'] == 'FAIL' and fail[0]['reason'] == "firmware 7.2.22, audit_nvme_firmware['QEMU NVMe Ctrl'] = 8.0.0"
+
+
+# ------------------------------------------------------------------ storage
+
+def test_md_present(recorded):
+    assert statuses(results(recorded, 'storage.md_present')) == {'/dev/md/models': 'PASS', '/dev/md/index': 'PASS'}
+    fresh = results(recorded, 'storage.md_present', md_info=recorded['md_fresh'])
+    assert statuses(fresh) == {'/dev/md/models': 'FAIL', '/dev/md/index': 'FAIL'}
+    assert fresh[0]['reason'] == 'array models does not run'
+
+
+def test_md_health(recorded):
+    assert statuses(results(recorded, 'storage.md_health')) == {'/dev/md/models': 'PASS', '/dev/md/index': 'PASS'}
+    found = results(recorded, 'storage.md_health', md_info=recorded['md_degraded'])
+    assert statuses(found) == {'/dev/md/models': 'PASS', '/dev/md/index': 'FAIL'}
+    assert found[1]['observed']['degraded'] == 1
+    assert only(results(recorded, 'storage.md_health', md_info=recorded['md_fresh'])[:1])['status'] == 'SKIP'
+
+
+def test_md_layout(recorded):
+    found = results(recorded, 'storage.md_layout')
+    assert statuses(found) == {'/dev/md/models': 'PASS', '/dev/md/index': 'PASS'}
+    assert found[0]['observed'] == {'level': 'raid0', 'chunk_kb': 512,
+                                    'members': ['LABMODEL0', 'LABMODEL1', 'LABMODEL2', 'LABMODEL3']}
+    # The removed member of the degraded recording, named by serial.
+    degraded = results(recorded, 'storage.md_layout', md_info=recorded['md_degraded'])
+    assert degraded[1]['status'] == 'FAIL' and degraded[1]['reason'] == 'not an active member: LABINDEX1'
+    arrays = copy.deepcopy(LAB['md_raid_xfs_arrays'])
+    arrays[0]['chunk_kb'] = 256
+    other = results(recorded, 'storage.md_layout', {'md_raid_xfs_arrays': arrays})
+    assert other[0]['status'] == 'FAIL' and other[0]['reason'] == 'chunk is 512 KiB, requested 256 KiB'
+
+
+def test_mount(recorded):
+    found = results(recorded, 'storage.mount')
+    # The recording: models mounted with the role's options, index built but not mounted.
+    assert statuses(found) == {'/data/models': 'PASS', '/data/index': 'FAIL'}
+    assert found[1]['reason'] == '/dev/md/index is not mounted at /data/index'
+    opts = results(recorded, 'storage.mount', {'md_raid_xfs_mount_opts': 'noatime,nodiratime,largeio'})
+    assert opts[0]['status'] == 'FAIL' and opts[0]['reason'] == 'options missing: largeio (applied at the next mount)'
+
+
+def test_fstrim(recorded):
+    assert only(results(recorded, 'storage.fstrim'))['status'] == 'PASS'
+    md = copy.deepcopy(recorded['md_info'])
+    md['units']['fstrim.timer'].update(enabled='disabled', active='inactive')
+    fail = only(results(recorded, 'storage.fstrim', md_info=md))
+    assert fail['status'] == 'FAIL' and fail['reason'] == 'fstrim.timer is disabled/inactive'
+
+
+def test_nvme_queue(recorded):
+    found = results(recorded, 'storage.nvme_queue')
+    assert len(found) == 6 and set(statuses(found).values()) == {'PASS'}
+    fail = results(recorded, 'storage.nvme_queue', {'nvme_sched_read_ahead_kb': 4096, 'nvme_sched_serials': ['LABINDEX*']})
+    assert statuses(fail) == {'LABINDEX0 (nvme4n1 QEMU NVMe Ctrl)': 'FAIL', 'LABINDEX1 (nvme5n1 QEMU NVMe Ctrl)': 'FAIL'}
+    assert fail[0]['reason'] == 'nvme4n1 (QEMU NVMe Ctrl LABINDEX0): read_ahead_kb 2048'
+
+
+# ------------------------------------------------------------------ fleet and report
+
+def fleet_hosts(recorded, firmware=None, hot=None):
+    """Three lab hosts from the recorded reads; ``firmware``/``hot``: host -> nvme0's revision / temperature (K)."""
+    hosts = {}
+    for host in ('node1', 'node2', 'node3'):
+        health = copy.deepcopy(recorded['nvme_health_info'])
+        if firmware and host in firmware:
+            health['controllers'][0]['firmware'] = firmware[host]
+        if hot and host in hot:
+            health['controllers'][0].update(temperature_k=hot[host], temperature_c=hot[host] - 273)
+        host_reads = reads(recorded, nvme_health_info=health)
+        hosts[host] = {'results': audit_catalogue.evaluate_host(host_reads, LAB_EXPECTED),
+                       'drives': health['controllers'], 'groups': ['local_nvme']}
+    return hosts
+
+
+GROUPS = {'local_nvme': ['node1', 'node2', 'node3']}
+
+
+def test_fleet_firmware_outlier_named(recorded):
+    report = audit_catalogue.build_report(fleet_hosts(recorded), GROUPS)
+    assert [r['status'] for r in report['fleet'] if r['id'] == 'fleet.firmware'] == ['PASS']
+    report = audit_catalogue.build_report(fleet_hosts(recorded, firmware={'node2': '7.1.0'}), GROUPS)
+    firmware = [r for r in report['fleet'] if r['id'] == 'fleet.firmware']
+    assert len(firmware) == 1 and firmware[0]['status'] == 'WARN' and firmware[0]['expected'] == '7.2.22'
+    assert firmware[0]['reason'] == '1 drive(s) on 7.1.0 where 17 of 18 run 7.2.22: node2:LABMODEL0 (nvme0)'
+
+
+def test_fleet_temperature_outlier(recorded):
+    report = audit_catalogue.build_report(fleet_hosts(recorded), GROUPS)
+    assert [r['status'] for r in report['fleet'] if r['id'] == 'fleet.temperature'] == ['PASS']
+    report = audit_catalogue.build_report(fleet_hosts(recorded, hot={'node3': 338}), GROUPS)
+    temp = [r for r in report['fleet'] if r['id'] == 'fleet.temperature'][0]
+    assert temp['status'] == 'WARN' and temp['reason'] == 'warmer than the fleet: node3:LABMODEL0 (nvme0) 65 C'
+
+
+def test_fleet_group_outlier(recorded):
+    hosts = fleet_hosts(recorded)
+    assert set(r['status'] for r in audit_catalogue.build_report(hosts, GROUPS)['fleet'] if r['id'] == 'fleet.group') == {'PASS'}
+    hosts['node2']['results'] = audit_catalogue.evaluate_host(reads(recorded, md_info=recorded['md_degraded']), LAB_EXPECTED)
+    report = audit_catalogue.build_report(hosts, GROUPS)
+    group = dict((r['subject'], r) for r in report['fleet'] if r['id'] == 'fleet.group')
+    assert group['node2 in local_nvme']['status'] == 'WARN' and group['node1 in local_nvme']['status'] == 'PASS'
+    assert 'storage.md_health /dev/md/index: FAIL where the group has PASS' in group['node2 in local_nvme']['reason']
+
+
+def schema():
+    with open(os.path.join(ROOT, 'schemas', 'audit_report.schema.json')) as handle:
+        return json.load(handle)
+
+
+def test_report_is_valid_and_failures_first(recorded):
+    hosts = fleet_hosts(recorded)
+    hosts['node3']['results'] = audit_catalogue.evaluate_host(reads(recorded, md_info=recorded['md_degraded']), LAB_EXPECTED)
+    for host in ('node1', 'node2'):
+        # Two clean hosts: without the failures of the recordings (local sysctl override, index not mounted).
+        hosts[host]['results'] = [r for r in hosts[host]['results'] if r['status'] != 'FAIL']
+    report = audit_catalogue.build_report(hosts, GROUPS, meta={'generated': '2026-12-02T03:00:00Z', 'check_mode': True})
+    jsonschema.Draft202012Validator.check_schema(schema())
+    jsonschema.validate(report, schema())
+    # A JSON round trip keeps it valid (the file the action writes).
+    jsonschema.validate(json.loads(json.dumps(report)), schema())
+    assert [e['host'] for e in report['hosts']] == ['node3', 'node1', 'node2']
+    assert report['status'] == 'FAIL' and report['summary']['hosts_failed'] == 1
+    assert report['hosts'][0]['results'][0]['status'] == 'FAIL'
+    lines = audit_catalogue.summary_lines(report)
+    assert lines[0].startswith('node audit: FAIL - 3 host(s), 1 failed; ')
+    assert any(line.startswith('FAIL node3 storage.md_health [/dev/md/index]: ') and
+               line.endswith('(fix: replace the failed drive, then role md_raid_xfs (mdadm --add))') for line in lines)
+
+
+def test_schema_refuses_a_bad_result(recorded):
+    report = audit_catalogue.build_report(fleet_hosts(recorded), GROUPS)
+    report['hosts'][0]['results'][0]['status'] = 'BROKEN'
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, schema())
+    report = audit_catalogue.build_report(fleet_hosts(recorded), GROUPS)
+    failing = [r for r in report['hosts'][0]['results'] if r['status'] == 'FAIL'][0]
+    failing['reason'] = None
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, schema())
+
+
+def test_worst_and_summary():
+    check = audit.Check('x.y', 't', 'minor', 'e', 'f')
+    found = [check.passed(None, 1, 1), check.skip('why'), check.warn('a', 1, 2, 'r')]
+    assert audit.worst(found) == 'WARN' and audit.summary(found) == {'FAIL': 0, 'WARN': 1, 'SKIP': 1, 'PASS': 1}
+    assert audit.worst([check.skip('why')]) == 'PASS'
