@@ -26,7 +26,7 @@ def _host_vars(hostvars, host):
     return own if isinstance(own, Mapping) else {}
 
 
-def rollout_plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None):
+def rollout_plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None, run_tags=None, skip_tags=None):
     """The wave plan of a fleet; ``errors`` names variable, value and fix (empty when the plan is usable)."""
     if not isinstance(fleet, (list, tuple)):
         raise AnsibleFilterError('rollout_plan: the fleet must be a list of host names, got %r' % (fleet,))
@@ -35,7 +35,7 @@ def rollout_plan(fleet, values, hostvars=None, groups=None, state_text=None, sit
                                  % (values,))
     hosts = {str(host): _host_vars(hostvars, host) for host in fleet} if hostvars is not None else {}
     return rollout.plan(list(fleet), dict(values), hostvars=hosts, groups=dict(groups or {}), state_text=state_text,
-                        sites=None if sites is None else dict(sites))
+                        sites=None if sites is None else dict(sites), run_tags=run_tags, skip_tags=skip_tags)
 
 
 def rollout_record(plan, wave, hostvars):

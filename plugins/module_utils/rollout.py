@@ -34,7 +34,8 @@ from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_T
 
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'parse_state', 'plan', 'record', 'settings', 'size', 'verify_errors']
+__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'parse_state', 'plan', 'record', 'settings', 'size', 'tag_errors',
+           'verify_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
 STEPS = ('drain', 'converge', 'verify', 'undrain')
@@ -245,12 +246,27 @@ def _chunks(hosts, width):
     return [hosts[start:start + width] for start in range(0, len(hosts), width)]
 
 
-def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None):
+def tag_errors(run_tags, skip_tags):
+    """The rollout refuses --tags / --skip-tags: it would record as done a host whose roles were skipped."""
+    problems = []
+    run = [str(tag) for tag in (run_tags or ['all'])]
+    skip = [str(tag) for tag in (skip_tags or [])]
+    if run != ['all'] or skip:
+        shown_tags = ' '.join((['--tags ' + ','.join(run)] if run != ['all'] else [])
+                              + (['--skip-tags ' + ','.join(skip)] if skip else []))
+        problems.append('%s: the rollout converges every role of the site and records each host as done; run it '
+                        'without --tags/--skip-tags (site.yml --tags <role> reruns one concern)' % shown_tags)
+    return problems
+
+
+def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None, run_tags=None, skip_tags=None):
     """The rollout plan (dict); ``errors`` lists every problem and the plan is empty when there is one.
 
     ``sites`` maps each site group to the roles its site playbook runs; the group must be one of them.
+    ``run_tags`` / ``skip_tags``: Ansible's ``ansible_run_tags`` / ``ansible_skip_tags`` (refused unless none).
     """
     conf, problems = settings(values)
+    problems.extend(tag_errors(run_tags, skip_tags))
     fleet = [str(host) for host in (fleet or [])]
     group = conf['inferops_rollout_group']
     result = {'errors': problems, 'group': group, 'state_file': conf['inferops_rollout_state_file'],

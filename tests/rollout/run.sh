@@ -59,11 +59,12 @@ check "state: all done, nothing failed, no halt" test \
 
 # 4. bad input is refused before any host is touched
 rm -f "$work/state.json" "$work/log"
-run bad -e inferops_rollout_wave=2 -e '{"inferops_rollout_max_wave": "all"}'; rc=$?
+run bad -e inferops_rollout_wave=2 -e '{"inferops_rollout_max_wave": "all"}' --skip-tags warmup; rc=$?
 check "bad input refused (rc $rc), naming variable, value and fix" grep -qF \
   'inferops_rollout_max_wave = "all": not a host count or a percentage; use a whole number of hosts (2) or a percentage of the fleet ("10%")' \
   "$work/bad.out"
 check "... the misspelt variable too" grep -qF 'inferops_rollout_wave = "2": not a rollout variable (misspelt?)' "$work/bad.out"
+check "... and --skip-tags" grep -qF -- '--skip-tags warmup: the rollout converges every role of the site' "$work/bad.out"
 check "... and no host was touched" test ! -e "$work/log"
 
 if [ "$status" != 0 ]; then

@@ -74,3 +74,21 @@ def test_verify_errors(filters):
     assert filters['rollout_verify_errors'](reads) == []
     with pytest.raises(AnsibleFilterError):
         filters['rollout_verify_errors'](None)
+
+
+def test_site_roles_map_matches_the_site_playbooks():
+    """playbooks/vars/site_roles.yml (preflight and rollout) lists the roles each site play runs, in order."""
+    import os
+
+    import yaml
+
+    root = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
+    with open(os.path.join(root, 'playbooks', 'vars', 'site_roles.yml')) as handle:
+        sites = yaml.safe_load(handle)['__inferops_site_roles']
+    found = {}
+    for name in ('local_nvme.yml', 'nvmeof_pool.yml', 'serving.yml'):
+        with open(os.path.join(root, 'playbooks', name)) as handle:
+            for play in yaml.safe_load(handle):
+                if 'roles' in play:
+                    found[play['hosts']] = [entry['role'].split('.')[-1] for entry in play['roles']]
+    assert found == sites

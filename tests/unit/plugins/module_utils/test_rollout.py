@@ -407,3 +407,16 @@ def test_group_must_be_a_site_group_and_gives_its_roles():
     the_plan = rollout.plan(['a'], dict(BASE, inferops_rollout_group='rack7'), sites=sites)
     assert the_plan['errors'] == ['inferops_rollout_group = "rack7": not a site group; use one of local_nvme, '
                                   'serving (one rollout per group)']
+
+
+def test_tags_are_refused():
+    assert rollout.tag_errors(['all'], []) == []
+    assert rollout.tag_errors(None, None) == []
+    assert rollout.tag_errors(['kernel_tuning'], ['warmup']) == [
+        '--tags kernel_tuning --skip-tags warmup: the rollout converges every role of the site and records each '
+        'host as done; run it without --tags/--skip-tags (site.yml --tags <role> reruns one concern)']
+    the_plan = rollout.plan(['a'], values(), run_tags=['all'], skip_tags=['md_raid_xfs'])
+    assert the_plan['errors'] == [
+        '--skip-tags md_raid_xfs: the rollout converges every role of the site and records each host as done; run '
+        'it without --tags/--skip-tags (site.yml --tags <role> reruns one concern)']
+    assert the_plan['waves'] == []
