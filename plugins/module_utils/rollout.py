@@ -407,11 +407,15 @@ def record(the_plan, wave, outcomes):
                    % (wave + 1, len(waves), '; '.join(lines), len(failed_total), the_plan['budget']))
     else:
         message = 'wave %d of %d passed: %s' % (wave + 1, len(waves), ', '.join(passed))
-    if not halt and wave == len(waves) - 1:
+    last = not halt and wave == len(waves) - 1
+    if last:
         message += '; rollout of %s complete: %d of %d host(s) done%s' % (
             the_plan['group'], len(state['done']), len(the_plan['fleet']),
-            ', failed (left drained): %s' % ', '.join(failed_total) if failed_total else '')
-    return {'state': state, 'halt': halt, 'message': message, 'passed': passed, 'failed': failed_now}
+            ', failed (left drained; a rerun retries them): %s' % ', '.join(failed_total) if failed_total else '')
+    # Within the budget the rollout went on, but the run still ends failed, so that
+    # nobody (or no AWX job status) takes a fleet with drained hosts for a finished one.
+    return {'state': state, 'halt': halt, 'message': message, 'passed': passed, 'failed': failed_now,
+            'finished_with_failures': bool(last and failed_total)}
 
 
 # md array states that serve with full redundancy (a new RAID10's first resync and a scrub included).

@@ -57,7 +57,15 @@ check "it resumes with node2, then node3" test "$(log)" = \
 check "state: all done, nothing failed, no halt" test \
   "$(state "s['done'], s['failed'], s['halted']")" = "(['node1', 'node2', 'node3'], {}, None)"
 
-# 4. bad input is refused before any host is touched
+# 4. within a failure budget of 1 the rollout goes on past node2, and the run still ends failed
+rm -f "$work/state.json" "$work/log"
+run budget -e rollout_test_fail_host=node2 -e inferops_rollout_failure_budget=1; rc=$?
+check "within the budget: node3 converged after node2 failed, node2 left drained" test "$(log)" = \
+  "drain node1,verify node1,undrain node1,drain node2,verify node2,drain node3,verify node3,undrain node3,"
+check "... and the run ends failed (rc $rc) naming the host left drained" test "$rc" != 0 -a \
+  "$(grep -c 'failed (left drained; a rerun retries them): node2' "$work/budget.out")" -ge 1
+
+# 5. bad input is refused before any host is touched
 rm -f "$work/state.json" "$work/log"
 run bad -e inferops_rollout_wave=2 -e '{"inferops_rollout_max_wave": "all"}' --skip-tags warmup; rc=$?
 check "bad input refused (rc $rc), naming variable, value and fix" grep -qF \

@@ -267,7 +267,7 @@ def test_clean_rollout_records_every_wave():
     second = rollout.record(the_plan, 1, {'node2': OK})
     the_plan['state'] = second['state']
     last = rollout.record(the_plan, 2, {'node3': OK})
-    assert last['halt'] is False
+    assert last['halt'] is False and last['finished_with_failures'] is False
     assert last['message'] == 'wave 3 of 3 passed: node3; rollout of local_nvme complete: 3 of 3 host(s) done'
     assert last['state']['done'] == ['node1', 'node2', 'node3']
     assert [entry['passed'] for entry in last['state']['waves']] == [['node1'], ['node2'], ['node3']]
@@ -315,7 +315,7 @@ def test_budget_counts_across_waves_not_per_batch():
     assert the_plan['budget'] == 2
     bad = {'ok': False, 'step': 'verify', 'task': 'md arrays healthy', 'message': 'degraded'}
     first = rollout.record(the_plan, 0, {'n01': bad, 'n02': OK})
-    assert first['halt'] is False
+    assert first['halt'] is False and first['finished_with_failures'] is False
     assert first['message'] == ('wave 1 of 5: n01 failed at step verify (task "md arrays healthy"): degraded; 1 '
                                 'failed host(s) within the failure budget of 2, the rollout goes on')
     the_plan['state'] = first['state']
@@ -338,8 +338,9 @@ def test_failed_canary_halts_within_budget():
 def test_completion_lists_hosts_left_failed():
     the_plan = rollout.plan(['a', 'b'], values(canary=False, waves=[2], max_wave=2, failure_budget=1))
     result = rollout.record(the_plan, 0, {'a': OK, 'b': {'ok': False, 'step': 'undrain', 'message': 'x'}})
-    assert result['halt'] is False
-    assert result['message'].endswith('rollout of local_nvme complete: 1 of 2 host(s) done, failed (left drained): b')
+    assert result['halt'] is False and result['finished_with_failures'] is True
+    assert result['message'].endswith('rollout of local_nvme complete: 1 of 2 host(s) done, failed (left drained; a '
+                                      'rerun retries them): b')
 
 
 def test_record_rejects_a_wave_outside_the_plan():
