@@ -16,9 +16,11 @@ import os
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.template import Templar
+from ansible.utils.display import Display
 
 from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
 
+display = Display()
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
 
 
@@ -63,7 +65,13 @@ class ActionModule(ActionBase):
             variables.update(self._load(role, 'vars'))
             templar = Templar(loader=self._loader, variables=variables)
             for name, variable in names.items():
-                out[name] = templar.template(variables[variable]) if variable in variables else None
+                try:
+                    out[name] = templar.template(variables[variable]) if variable in variables else None
+                except AnsibleError as exc:
+                    # The checks that need it SKIP ("unknown"); the others still run.
+                    display.warning('audit_host: %s (%s of role %s) cannot be templated for this host: %s'
+                                    % (name, variable, role, exc))
+                    out[name] = None
         templar = Templar(loader=self._loader, variables=task_vars)
         for name in audit_catalogue.AUDIT_DEFAULTS:
             if name in task_vars:

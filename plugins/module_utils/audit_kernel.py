@@ -19,7 +19,7 @@ def sysctl_profile(check, reads, expected):
     info = read(reads, 'sysctl_info')
     layers = expected.get('kernel_tuning_layers')
     if layers is None:
-        return [check.skip('kernel_tuning_layers unknown (the kernel_tuning role is not in this collection copy)')]
+        return [check.skip('kernel_tuning_layers unknown (could not be resolved for this host)')]
     plan = sysctl.plan(layers, info)
     if plan['errors']:
         return [check.fail(None, None, None, 'the inventory itself is refused: %s' % '; '.join(plan['errors']))]

@@ -16,6 +16,7 @@ import pytest
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.task import Task
+from ansible.template import trust_as_template
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
@@ -111,3 +112,18 @@ def test_allowed_statuses_for_tests(recorded, tmp_path, monkeypatch):
         "/etc/sysctl.d/99-zz-local.conf line 2 sets 10 (a reboot gives that)",
         'node1: storage.mount [/data/index] FAIL: /dev/md/index is not mounted at /data/index',
     ]
+
+
+def test_a_variable_that_cannot_be_templated_is_unknown(recorded, monkeypatch):
+    """An inventory value that does not template (here an undefined variable) makes its checks SKIP."""
+    warnings = []
+    monkeypatch.setattr(audit_host.display, 'warning', warnings.append)
+    plugin = action(audit_host, 'audit_host', {'reads': reads(recorded)})
+    # Trusted as a template, as a value from an inventory file is.
+    task_vars = lab_vars(kernel_tuning_sysctl_host=trust_as_template('{{ no_such_variable }}'))
+    expected = plugin.expected(task_vars)
+    assert expected['kernel_tuning_layers'] is None and expected['nvme_sched_scheduler'] == 'none'
+    assert len(warnings) == 1 and 'kernel_tuning_layers (__kernel_tuning_layers of role kernel_tuning)' in warnings[0]
+    result = plugin.run(task_vars=task_vars)
+    sysctl_results = [r for r in result['results'] if r['id'] == 'kernel.sysctl']
+    assert [r['status'] for r in sysctl_results] == ['SKIP']
