@@ -12,6 +12,7 @@ from . import guest as qemu
 from . import image
 from . import paths
 from . import spec as labspec
+from . import triton_image
 
 STATE = "state.json"
 
@@ -42,12 +43,13 @@ def inventory(state):
             "ansible_host": "127.0.0.1",
             "ansible_port": guest["ssh_port"],
             "ansible_user": "root",
-            "ansible_ssh_private_key_file": state["key"],
+            "ansible_ssh_private_key_file": guest_key(state, guest),
             "ansible_python_interpreter": "/usr/bin/python3",
             # A guest that reboots under an open connection: QEMU's port forward keeps
             # the host side open, so only keepalives notice (3 x 15 s, then the run goes on).
             "ansible_ssh_common_args": "-o ServerAliveInterval=15 -o ServerAliveCountMax=3",
             "lab_uuid": guest["uuid"],
+            "lab_suite": guest["suite"],
             "lab_nvme_serials": [d["serial"] for d in guest["nvme"]],
         }
         if guest["link_ip"]:
@@ -64,13 +66,25 @@ def inventory(state):
 def write_instance_config(state, path):
     """Molecule's instance config: how its default driver reaches each guest."""
     config = [{"instance": g["name"], "address": "127.0.0.1", "port": g["ssh_port"], "user": "root",
-               "identity_file": state["key"]} for g in state["guests"]]
+               "identity_file": guest_key(state, g)} for g in state["guests"]]
     with open(path, "w", encoding="utf-8") as handle:
         yaml.safe_dump(config, handle, default_flow_style=False)
 
 
+def guest_key(state, guest):
+    """Each image has its own SSH key; a state written before suites had one image and key."""
+    return guest.get("key", state.get("key"))
+
+
 def cmd_image(args):
-    print(image.ensure_image(rebuild=args.rebuild, log=log))
+    print(image.ensure_image(rebuild=args.rebuild, log=log, suite=args.suite))
+
+
+def cmd_triton_image(args):
+    data = triton_image.ensure_image(rebuild=args.rebuild, log=log)
+    if args.check:
+        data = dict(data, check=triton_image.check(data, timeout=args.timeout, log=log))
+    print(json.dumps({k: v for k, v in data.items() if k != "packages"} if not args.packages else data, indent=2))
 
 
 def cmd_up(args):
@@ -78,9 +92,12 @@ def cmd_up(args):
     rundir = paths.run_dir(args.name)
     if os.path.exists(os.path.join(rundir, STATE)):
         raise SystemExit("lab %s is already up; run 'down' first" % args.name)
-    image_dir = image.ensure_image(log=log)
+    images = {suite: image.ensure_image(log=log, suite=suite) for suite in sorted({g["suite"] for g in guests})}
+    for guest in guests:
+        guest["image"] = images[guest["suite"]]
+        guest["key"] = os.path.join(guest["image"], "id_ed25519")
     os.makedirs(rundir, exist_ok=True)
-    state = {"name": args.name, "image": image_dir, "key": os.path.join(image_dir, "id_ed25519"), "guests": guests}
+    state = {"name": args.name, "guests": guests}
     link_ports = [qemu.free_port(), qemu.free_port()]
     linked = [g for g in guests if g["link_ip"]]
     try:
@@ -88,11 +105,11 @@ def cmd_up(args):
             ports = None
             if guest["link_ip"]:
                 ports = link_ports if guest is linked[0] else link_ports[::-1]
-            qemu.start(guest, index, rundir, image_dir, ports)
+            qemu.start(guest, index, rundir, guest["image"], ports)
             save_state(args.name, state)
             log("lab: %s booting (ssh 127.0.0.1:%d, console %s-console.log)" % (guest["name"], guest["ssh_port"], guest["name"]))
         for guest in guests:
-            if not qemu.wait_ssh(guest, state["key"], args.timeout):
+            if not qemu.wait_ssh(guest, guest["key"], args.timeout):
                 console = os.path.join(rundir, "%s-console.log" % guest["name"])
                 raise SystemExit("lab: guest %s did not answer over SSH within %ds; console log: %s\n%s"
                                  % (guest["name"], args.timeout, console, tail(console)))
@@ -144,7 +161,7 @@ def cmd_ssh(args):
     guest = next((g for g in state["guests"] if g["name"] == args.guest), None)
     if guest is None:
         raise SystemExit("lab %s has no guest %s" % (args.name, args.guest))
-    command = qemu.ssh_base(guest, state["key"]) + args.command
+    command = qemu.ssh_base(guest, guest_key(state, guest)) + args.command
     sys.exit(subprocess.run(command, check=False).returncode)
 
 
@@ -156,11 +173,11 @@ def cmd_status(args):
 
 
 def cmd_clean_images(args):
-    keep = image.image_dir()
+    keep = {image.image_dir(suite) for suite in image.SUITES}
     base = os.path.join(paths.cache_dir(), "images")
     for name in os.listdir(base) if os.path.isdir(base) else []:
         path = os.path.join(base, name)
-        if path != keep or args.all:
+        if path not in keep or args.all:
             shutil.rmtree(path)
             log("lab: removed %s" % path)
 
@@ -170,7 +187,17 @@ def parser():
     sub = top.add_subparsers(dest="command", required=True)
     img = sub.add_parser("image", help="build (if missing) and print the cached guest image directory")
     img.add_argument("--rebuild", action="store_true")
+    img.add_argument("--suite", choices=image.SUITES, default=image.DEFAULT_SUITE,
+                     help="Debian suite of the guest image (trixie: the serving lab, with the container engine)")
     img.set_defaults(func=cmd_image)
+    tri = sub.add_parser("triton-image", help="build (if missing) the Triton image tarball for docker import "
+                                              "and print its image.json (tag, archive, --change lines)")
+    tri.add_argument("--rebuild", action="store_true")
+    tri.add_argument("--check", action="store_true",
+                     help="also start its tritonserver on the host (chroot) on a tiny python model until ready")
+    tri.add_argument("--timeout", type=int, default=180, help="--check: seconds to wait for readiness")
+    tri.add_argument("--packages", action="store_true", help="include the Debian package versions in the output")
+    tri.set_defaults(func=cmd_triton_image)
     up = sub.add_parser("up", help="boot the guests of a spec and write their inventory")
     up.add_argument("--name", required=True)
     source = up.add_mutually_exclusive_group(required=True)
@@ -191,7 +218,7 @@ def parser():
     status = sub.add_parser("status", help="list the guests of a lab")
     status.add_argument("--name", required=True)
     status.set_defaults(func=cmd_status)
-    clean = sub.add_parser("clean-images", help="delete cached images other than the current recipe's")
+    clean = sub.add_parser("clean-images", help="delete cached images other than the current recipes' (one per suite)")
     clean.add_argument("--all", action="store_true")
     clean.set_defaults(func=cmd_clean_images)
     return top

@@ -1,7 +1,10 @@
-"""Build and cache the Debian bookworm guest image.
+"""Build and cache the Debian guest images (bookworm by default, trixie for serving).
 
-The image is keyed by a hash of its recipe, so editing the recipe rebuilds it
-and an unchanged recipe reuses the cached image.
+Every suite shares the recipe (recipe/: customize hook, GRUB config, guest files,
+packages.txt); recipe/suites/<suite>.txt adds that suite's own packages. An image is
+keyed by a hash of the suite, this builder and the recipe files it uses, so editing
+the recipe rebuilds it, an unchanged recipe reuses the cached image, and adding or
+editing another suite's list leaves it alone.
 """
 import hashlib
 import os
@@ -11,7 +14,11 @@ import tempfile
 
 from . import paths
 
-SUITE = "bookworm"
+DEFAULT_SUITE = "bookworm"
+# trixie: Debian 13's docker.io 26 and docker-compose 2.26 (Compose v2), which
+# community.docker.docker_compose_v2 needs and bookworm does not have.
+SUITES = ("bookworm", "trixie")
+SUITE_DIR = "suites"
 DISK_SIZE = "8G"
 PART_OFFSET_SECTORS = 2048
 GRUB_MODULES = [
@@ -20,37 +27,63 @@ GRUB_MODULES = [
 ]
 
 
-def packages():
-    with open(os.path.join(paths.RECIPE_DIR, "packages.txt"), encoding="utf-8") as handle:
-        return [line.strip() for line in handle if line.strip() and not line.startswith("#")]
+def check_suite(suite):
+    if suite not in SUITES:
+        raise RuntimeError("lab: unknown guest suite %r (known: %s)" % (suite, ", ".join(SUITES)))
+    return suite
 
 
-def recipe_hash():
-    digest = hashlib.sha256(SUITE.encode())
+def suite_packages_file(suite):
+    """recipe/suites/<suite>.txt, or None when the suite adds no packages."""
+    own = os.path.join(paths.RECIPE_DIR, SUITE_DIR, "%s.txt" % check_suite(suite))
+    return own if os.path.exists(own) else None
+
+
+def recipe_files(suite=DEFAULT_SUITE):
+    """The recipe files an image of this suite is built from: the shared ones and its own list."""
+    walked = []
+    for base, dirs, files in os.walk(paths.RECIPE_DIR):
+        # Other suites' lists are not part of this image (pruned in place: os.walk then skips them).
+        dirs[:] = [d for d in dirs if os.path.join(base, d) != os.path.join(paths.RECIPE_DIR, SUITE_DIR)]
+        walked.append((base, sorted(files)))
+    found = [os.path.join(base, name) for base, files in sorted(walked) for name in files]
+    own = suite_packages_file(suite)
+    return found + ([own] if own else [])
+
+
+def packages(suite=DEFAULT_SUITE):
+    result = []
+    for path in [os.path.join(paths.RECIPE_DIR, "packages.txt"), suite_packages_file(suite)]:
+        if path is None:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            result.extend(line.strip() for line in handle if line.strip() and not line.startswith("#"))
+    return result
+
+
+def recipe_hash(suite=DEFAULT_SUITE):
+    digest = hashlib.sha256(check_suite(suite).encode())
     digest.update(open(__file__, "rb").read())
-    for base, dirs, files in sorted(os.walk(paths.RECIPE_DIR)):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(base, name)
-            digest.update(os.path.relpath(path, paths.RECIPE_DIR).encode())
-            with open(path, "rb") as handle:
-                digest.update(handle.read())
+    for path in recipe_files(suite):
+        digest.update(os.path.relpath(path, paths.RECIPE_DIR).encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
     return digest.hexdigest()[:16]
 
 
-def image_dir():
-    return os.path.join(paths.cache_dir(), "images", recipe_hash())
+def image_dir(suite=DEFAULT_SUITE):
+    return os.path.join(paths.cache_dir(), "images", recipe_hash(suite))
 
 
-def ensure_image(rebuild=False, log=print):
-    """Return the cached image directory, building it when missing."""
-    target = image_dir()
+def ensure_image(rebuild=False, log=print, suite=DEFAULT_SUITE):
+    """Return the cached image directory of a suite, building it when missing."""
+    target = image_dir(suite)
     if os.path.exists(os.path.join(target, "base.qcow2")) and not rebuild:
         return target
     os.makedirs(os.path.dirname(target), exist_ok=True)
     work = tempfile.mkdtemp(prefix="build-", dir=os.path.dirname(target))
     try:
-        _build(work, log)
+        _build(work, log, suite)
         if os.path.exists(target):
             shutil.rmtree(target)
         os.rename(work, target)
@@ -69,15 +102,15 @@ def _run(cmd, log_path, **kwargs):
         raise RuntimeError("image build step failed (rc=%d): %s; see %s" % (result.returncode, " ".join(cmd), log_path))
 
 
-def _build(work, log):
+def _build(work, log, suite):
     build_log = os.path.join(work, "build.log")
     rootfs = os.path.join(work, "rootfs")
     key = os.path.join(work, "id_ed25519")
-    log("lab: building guest image in %s (log: %s)" % (work, build_log))
+    log("lab: building the %s guest image in %s (log: %s)" % (suite, work, build_log))
     _run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "inferops-lab", "-f", key], build_log)
     hook = "bash %s \"$1\" %s.pub" % (os.path.join(paths.RECIPE_DIR, "customize.sh"), key)
-    _run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages()),
-          "--customize-hook=" + hook, SUITE, rootfs], build_log)
+    _run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(packages(suite)),
+          "--customize-hook=" + hook, suite, rootfs], build_log)
 
     part = os.path.join(work, "root.ext4")
     disk = os.path.join(work, "disk.raw")

@@ -12,16 +12,21 @@ A spec is YAML (or the equivalent JSON from molecule's platforms list):
         link_ip: 10.77.0.11/24   # optional NIC on the private link (enp0s16)
         mq_nic_queues: 2      # optional multi-queue virtio NIC (enp0s17, PCI 0000:00:11.0),
                               # this many queue pairs; not connected to anything
+        suite: bookworm       # guest image: bookworm (default) or trixie (Debian 13, with
+                              # docker.io and the Compose v2 plugin: the serving lab)
 """
 import json
 import re
 
 import yaml
 
+from . import image
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 SIZE_RE = re.compile(r"^[0-9]+[KMG]$")
 SERIAL_RE = re.compile(r"^[A-Za-z0-9_-]{1,20}$")
-DEFAULTS = {"memory": 2048, "cpus": 2, "groups": [], "nvme": [], "link_ip": None, "mq_nic_queues": 0}
+DEFAULTS = {"memory": 2048, "cpus": 2, "groups": [], "nvme": [], "link_ip": None, "mq_nic_queues": 0,
+            "suite": image.DEFAULT_SUITE}
 
 
 class SpecError(ValueError):
@@ -62,6 +67,9 @@ def validate(guests):
         if isinstance(queues, bool) or not isinstance(queues, int) or not 0 <= queues <= 8:
             raise SpecError("spec: guest %s: mq_nic_queues must be 0 (none) to 8, got %r" % (guest["name"], queues))
         guest["mq_nic_queues"] = queues
+        if guest["suite"] not in image.SUITES:
+            raise SpecError("spec: guest %s: suite must be one of %s, got %r"
+                            % (guest["name"], ", ".join(image.SUITES), guest["suite"]))
         result.append(guest)
     if len({g["name"] for g in result}) != len(result):
         raise SpecError("spec: guest names must be unique")
