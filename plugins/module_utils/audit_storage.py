@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial), their
-mounts and mount options (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
+mounts, mount options and XFS stripe geometry (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
 the fstrim timer. The wanted values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs
 variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``mount_options.compare``."""
 
@@ -126,6 +126,33 @@ def mount(check, reads, expected):
     return results
 
 
+@Check('storage.xfs_stripe', 'XFS stripe unit and width match the array (chunk, data disks)', 'major',
+       'findmnt -J -l -o TARGET,SOURCE,FSTYPE,OPTIONS (sunit, swidth in 512-byte sectors)',
+       'role md_raid_xfs creates XFS with -d su=<chunk>k,sw=<data disks>; an existing filesystem is kept: '
+       'recreate it (data loss) or accept it')
+def xfs_stripe(check, reads, expected):
+    info = read(reads, 'md_info')
+    mounts = info.get('mounts') or {}
+    results = []
+    for want, dummy in _running(check, info, expected, results, mounted=True):
+        live = mounts.get(want['mount']) or {}
+        if not want['chunk_kb']:
+            results.append(check.skip('RAID%s has no stripe' % want['level'], subject=want['mount']))
+            continue
+        if live.get('fstype') != 'xfs':
+            results.append(check.skip('no XFS mounted at %s (storage.mount)' % want['mount'], subject=want['mount']))
+            continue
+        options = dict(o.split('=', 1) for o in live.get('options') or [] if '=' in o)
+        # The kernel shows sunit/swidth in 512-byte sectors.
+        wanted = {'sunit': want['chunk_kb'] * 2, 'swidth': want['chunk_kb'] * 2 * want['data_disks']}
+        observed = dict((key, int(options[key]) if options.get(key, '').isdigit() else None) for key in wanted)
+        results.append(check.compare(want['mount'], wanted, observed, 'XFS on %s has sunit=%s swidth=%s, the array '
+                                     '(chunk %d KiB, %d data disks) wants sunit=%d swidth=%d' % (
+                                         want['mount'], observed['sunit'], observed['swidth'], want['chunk_kb'],
+                                         want['data_disks'], wanted['sunit'], wanted['swidth'])))
+    return results
+
+
 @Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
        'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
 def fstrim(check, reads, expected):
@@ -165,4 +192,4 @@ def nvme_queue_settings(check, reads, expected):
     return results
 
 
-CHECKS = [md_present, md_health, md_layout, mount, fstrim, nvme_queue_settings]
+CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, fstrim, nvme_queue_settings]

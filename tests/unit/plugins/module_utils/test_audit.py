@@ -317,6 +317,19 @@ def test_mount(recorded):
     assert opts[0]['status'] == 'FAIL' and opts[0]['reason'] == 'options missing: largeio (applied at the next mount)'
 
 
+def test_xfs_stripe(recorded):
+    found = results(recorded, 'storage.xfs_stripe')
+    # models: RAID0, 4 data disks, 512 KiB chunk - recorded sunit=1024, swidth=4096; index is not mounted.
+    assert statuses(found) == {'/data/models': 'PASS', '/data/index': 'SKIP'}
+    assert found[1]['reason'] == 'no XFS mounted at /data/index (storage.mount)'
+    assert found[0]['observed'] == {'sunit': 1024, 'swidth': 4096}
+    arrays = copy.deepcopy(LAB['md_raid_xfs_arrays'])
+    arrays[0]['devices'] = arrays[0]['devices'][:3]
+    fail = results(recorded, 'storage.xfs_stripe', {'md_raid_xfs_arrays': arrays})
+    assert fail[0]['status'] == 'FAIL' and fail[0]['reason'] == (
+        'XFS on /data/models has sunit=1024 swidth=4096, the array (chunk 512 KiB, 3 data disks) wants sunit=1024 swidth=3072')
+
+
 def test_fstrim(recorded):
     assert only(results(recorded, 'storage.fstrim'))['status'] == 'PASS'
     md = copy.deepcopy(recorded['md_info'])
