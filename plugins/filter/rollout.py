@@ -53,12 +53,16 @@ def rollout_record(plan, wave, hostvars):
     return rollout.record(plan, number, outcomes)
 
 
-def rollout_verify_errors(reads, expected=None):
-    """Problems of the rollout's verify gate on the info modules' results (empty list: the host passes)."""
-    if not isinstance(reads, Mapping):
-        raise AnsibleFilterError('rollout_verify_errors: the input must be a dict of info module results by module '
-                                 'name, got %r' % (reads,))
-    return rollout.verify_errors(dict(reads), dict(expected or {}))
+def rollout_audit_errors(results, severities=None, reads=None):
+    """The verify gate: the node audit's FAIL results of the gated severities and its failed reads."""
+    if not isinstance(results, (list, tuple)):
+        raise AnsibleFilterError('rollout_audit_errors: the input must be the results list of audit_host, got %r'
+                                 % (results,))
+    if reads is not None and not isinstance(reads, Mapping):
+        raise AnsibleFilterError('rollout_audit_errors: reads must be a dict of info module results, got %r'
+                                 % (reads,))
+    gated = severities if severities is not None else rollout.DEFAULTS['inferops_rollout_audit_severities']
+    return rollout.audit_gate_errors(list(results), list(gated), dict(reads or {}))
 
 
 class FilterModule(object):
@@ -68,5 +72,5 @@ class FilterModule(object):
         return {
             'rollout_plan': rollout_plan,
             'rollout_record': rollout_record,
-            'rollout_verify_errors': rollout_verify_errors,
+            'rollout_audit_errors': rollout_audit_errors,
         }

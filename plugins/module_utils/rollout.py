@@ -16,10 +16,8 @@ Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``p
   more failed hosts than the budget allows over the whole rollout (ansible's max_fail_percentage
   counts one batch only).
 * ``parse_state(text, path, group)`` - the state file's contents checked (format, group).
-* ``verify_errors(reads, expected)`` - the verify gate's storage checks on what the info modules read
-  (``reads`` by module name, ``expected`` by role variable, the shape of the node audit's checks): every
-  md array runs undegraded with no faulty member, every array the inventory wants exists and is mounted
-  where it wants it.
+* ``audit_gate_errors(results, severities)`` - the verify gate on the node audit's results of a host
+  (``audit_host``): every FAIL of a gated severity, with the check's reason and fix.
 
 Standard library only.
 """
@@ -32,10 +30,11 @@ import re
 
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
 
+from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'parse_state', 'plan', 'record', 'settings', 'size', 'tag_errors',
-           'verify_errors']
+__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'audit_gate_errors', 'parse_state', 'plan', 'record', 'settings', 'size',
+           'tag_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
 STEPS = ('drain', 'converge', 'verify', 'undrain')
@@ -52,6 +51,7 @@ DEFAULTS = {
     'inferops_rollout_drain_tasks': None,
     'inferops_rollout_undrain_tasks': None,
     'inferops_rollout_verify_tasks': None,
+    'inferops_rollout_audit_severities': ['critical', 'major'],
 }
 
 _PERCENT = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
@@ -172,6 +172,19 @@ def settings(values):
         'the prefix of the failure-domain groups (rack_)')
     for name in ('inferops_rollout_drain_tasks', 'inferops_rollout_undrain_tasks', 'inferops_rollout_verify_tasks'):
         out[name] = _optional_text(name, merged[name], problems, 'the path of a task file')
+    severities = merged['inferops_rollout_audit_severities']
+    out['inferops_rollout_audit_severities'] = []
+    if not isinstance(severities, list):
+        problems.append(_problem('inferops_rollout_audit_severities', severities,
+                                 'must be a list of audit severities (%s), [] for no audit gate'
+                                 % ', '.join(SEVERITIES)))
+    else:
+        for index, severity in enumerate(severities):
+            if severity not in SEVERITIES:
+                problems.append(_problem('inferops_rollout_audit_severities[%d]' % index, severity,
+                                         'not an audit severity; use %s' % ', '.join(SEVERITIES)))
+            else:
+                out['inferops_rollout_audit_severities'].append(severity)
     return out, problems
 
 
@@ -418,42 +431,22 @@ def record(the_plan, wave, outcomes):
             'finished_with_failures': bool(last and failed_total)}
 
 
-# md array states that serve with full redundancy (a new RAID10's first resync and a scrub included).
-_MD_SERVING = ('clean', 'resyncing', 'checking')
+def audit_gate_errors(results, severities, reads=None):
+    """The node audit's FAIL results of the gated severities, one message each (empty: the gate passes).
 
-
-def verify_errors(reads, expected):
-    """Problems the verify gate finds in what the info modules read (empty list: the host passes)."""
+    ``reads`` (info module results by name): a read that failed fails the gate too - the audit would only
+    SKIP the checks that need it, and an unread array is not a healthy one.
+    """
     problems = []
-    md = (reads or {}).get('md_info')
-    wanted = (expected or {}).get('md_raid_xfs_arrays') or []
-    if md is None or md.get('skipped'):
-        return problems
-    if md.get('failed'):
-        return ['md_info failed: %s; read the host by hand (mdadm --detail --scan)' % md.get('msg', 'no message')]
-    arrays = md.get('arrays') or {}
-    for name in sorted(arrays):
-        array = arrays[name] or {}
-        if not array.get('exists'):
+    for name in sorted(reads or {}):
+        read = (reads or {})[name]
+        if isinstance(read, dict) and read.get('failed'):
+            problems.append('audit read %s failed: %s; the checks that need it cannot pass' % (
+                name, _shorten(str(read.get('msg') or 'no message'))))
+    for result in results or []:
+        if not isinstance(result, dict) or result.get('status') != 'FAIL' or result.get('severity') not in severities:
             continue
-        status = array.get('status')
-        if status not in _MD_SERVING or (array.get('degraded') or 0) > 0 or (array.get('failed') or 0) > 0:
-            problems.append('md array %s (%s): status %s, %s missing and %s faulty member(s); replace or re-add the '
-                            'member (mdadm --detail %s) before this node serves again' % (
-                                name, array.get('device'), status, array.get('degraded') or 0,
-                                array.get('failed') or 0, array.get('device')))
-    for index, want in enumerate(wanted):
-        if not isinstance(want, dict):
-            continue
-        name = want.get('name')
-        label = 'md_raid_xfs_arrays[%d] (name=%s)' % (index, name)
-        array = arrays.get(name) or {}
-        if not array.get('exists'):
-            problems.append('%s: the array does not run after the converge; see the md_raid_xfs tasks of this run'
-                            % label)
-            continue
-        mount = want.get('mount')
-        if mount and mount not in (array.get('mounted_at') or []):
-            problems.append('%s: not mounted at %s (mounted at: %s); see the md_raid_xfs tasks of this run' % (
-                label, mount, ', '.join(array.get('mounted_at') or []) or 'nowhere'))
+        problems.append('audit %s (%s) %s: %s; expected %s, observed %s; fix: %s' % (
+            result.get('id'), result.get('severity'), result.get('subject') or '-', result.get('reason') or 'FAIL',
+            result.get('expected'), result.get('observed'), result.get('fix')))
     return problems

@@ -67,13 +67,15 @@ def test_record_bad_call(filters):
         filters['rollout_record']({'errors': ['x'], 'waves': []}, 0, {})
 
 
-def test_verify_errors(filters):
-    reads = {'md_info': {'arrays': {'models': {'exists': True, 'device': '/dev/md/models', 'status': 'clean',
-                                               'degraded': 0, 'failed': 0, 'mounted_at': ['/m']}}}}
-    assert filters['rollout_verify_errors'](reads, {'md_raid_xfs_arrays': [{'name': 'models', 'mount': '/m'}]}) == []
-    assert filters['rollout_verify_errors'](reads) == []
+def test_audit_errors(filters):
+    results = [{'id': 'storage.mount', 'severity': 'critical', 'subject': '/data/models', 'status': 'FAIL',
+                'reason': 'not mounted', 'expected': 'mounted', 'observed': None, 'fix': 'md_raid_xfs'},
+               {'id': 'platform.os', 'severity': 'minor', 'status': 'FAIL'}]
+    assert filters['rollout_audit_errors'](results) == [
+        'audit storage.mount (critical) /data/models: not mounted; expected mounted, observed None; fix: md_raid_xfs']
+    assert filters['rollout_audit_errors'](results, ['minor'])[0].startswith('audit platform.os (minor) -: FAIL;')
     with pytest.raises(AnsibleFilterError):
-        filters['rollout_verify_errors'](None)
+        filters['rollout_audit_errors'](None)
 
 
 def test_site_roles_map_matches_the_site_playbooks():

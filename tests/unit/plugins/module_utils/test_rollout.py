@@ -97,7 +97,7 @@ def test_misspelt_variable_is_refused():
     dummy, problems = rollout.settings(values(wave=[1]))
     assert len(problems) == 1
     assert problems[0].startswith('inferops_rollout_wave = [1]: not a rollout variable (misspelt?); the rollout '
-                                  'knows inferops_rollout_canary, ')
+                                  'knows inferops_rollout_audit_severities, ')
 
 
 def test_canary_accepts_ansible_booleans():
@@ -348,46 +348,47 @@ def test_record_rejects_a_wave_outside_the_plan():
         rollout.record(three_host_plan(), 3, {})
 
 
-# --- verify gate ----------------------------------------------------------------------------
+# --- verify gate (node audit) ------------------------------------------------------------------
 
-def md(**arrays):
-    return {'changed': False, 'arrays': arrays}
+AUDIT = [
+    {'id': 'storage.md_health', 'severity': 'critical', 'subject': 'models', 'status': 'FAIL',
+     'reason': '1 missing member', 'expected': 'clean', 'observed': 'degraded', 'fix': 'md_raid_xfs / replace'},
+    {'id': 'kernel.sysctl', 'severity': 'major', 'subject': 'vm.swappiness', 'status': 'FAIL',
+     'reason': 'runtime differs', 'expected': '10', 'observed': '60', 'fix': 'kernel_tuning'},
+    {'id': 'platform.smt', 'severity': 'minor', 'subject': None, 'status': 'FAIL', 'reason': 'x',
+     'expected': 'on', 'observed': 'off', 'fix': 'BIOS'},
+    {'id': 'storage.md_health', 'severity': 'critical', 'subject': 'index', 'status': 'WARN', 'reason': 'resync',
+     'expected': 'clean', 'observed': 'resyncing', 'fix': 'wait'},
+    {'id': 'nvme.link', 'severity': 'critical', 'subject': 'nvme0', 'status': 'SKIP', 'reason': 'no PCIe link',
+     'expected': None, 'observed': None, 'fix': 'reseat'},
+]
 
 
-CLEAN = {'exists': True, 'device': '/dev/md/models', 'status': 'clean', 'degraded': 0, 'failed': 0,
-         'mounted_at': ['/data/models']}
-WANTED = {'md_raid_xfs_arrays': [{'name': 'models', 'mount': '/data/models'}, {'name': 'index'}]}
-
-
-def test_gate_passes_a_healthy_node():
-    reads = {'md_info': md(models=CLEAN, index=dict(CLEAN, device='/dev/md/index', status='resyncing',
-                                                    mounted_at=[]))}
-    assert rollout.verify_errors(reads, WANTED) == []
-
-
-def test_gate_names_degraded_missing_and_unmounted_arrays():
-    reads = {'md_info': md(models=dict(CLEAN, status='degraded', degraded=1, mounted_at=[]),
-                           old=dict(CLEAN, device='/dev/md/old', status='inactive', mounted_at=[]))}
-    assert rollout.verify_errors(reads, WANTED) == [
-        'md array models (/dev/md/models): status degraded, 1 missing and 0 faulty member(s); replace or re-add the '
-        'member (mdadm --detail /dev/md/models) before this node serves again',
-        'md array old (/dev/md/old): status inactive, 0 missing and 0 faulty member(s); replace or re-add the '
-        'member (mdadm --detail /dev/md/old) before this node serves again',
-        'md_raid_xfs_arrays[0] (name=models): not mounted at /data/models (mounted at: nowhere); see the '
-        'md_raid_xfs tasks of this run',
-        'md_raid_xfs_arrays[1] (name=index): the array does not run after the converge; see the md_raid_xfs tasks '
-        'of this run',
+def test_audit_gate_fails_on_gated_severities_only():
+    assert rollout.audit_gate_errors(AUDIT, ['critical', 'major']) == [
+        'audit storage.md_health (critical) models: 1 missing member; expected clean, observed degraded; fix: '
+        'md_raid_xfs / replace',
+        'audit kernel.sysctl (major) vm.swappiness: runtime differs; expected 10, observed 60; fix: kernel_tuning',
     ]
+    assert len(rollout.audit_gate_errors(AUDIT, ['critical'])) == 1
+    assert rollout.audit_gate_errors(AUDIT, []) == []
+    assert rollout.audit_gate_errors(None, ['critical']) == []
+    reads = {'md_info': {'failed': True, 'msg': 'mdadm: not found'}, 'sysctl_info': {'changed': False},
+             'nvme_info': {'skipped': True}}
+    assert rollout.audit_gate_errors([], [], reads) == [
+        'audit read md_info failed: mdadm: not found; the checks that need it cannot pass']
 
 
-def test_gate_faulty_member_and_skipped_or_failed_read():
-    reads = {'md_info': md(models=dict(CLEAN, failed=1))}
-    assert rollout.verify_errors(reads, {})[0].startswith('md array models (/dev/md/models): status clean, 0 missing '
-                                                          'and 1 faulty member(s)')
-    assert rollout.verify_errors({'md_info': {'skipped': True}}, WANTED) == []
-    assert rollout.verify_errors({}, WANTED) == []
-    assert rollout.verify_errors({'md_info': {'failed': True, 'msg': 'boom'}}, WANTED) == [
-        'md_info failed: boom; read the host by hand (mdadm --detail --scan)']
+def test_audit_severities_setting():
+    conf, problems = rollout.settings(values(audit_severities=['critical', 'fatal']))
+    assert problems == ['inferops_rollout_audit_severities[1] = "fatal": not an audit severity; use critical, major, '
+                        'minor']
+    assert conf['inferops_rollout_audit_severities'] == ['critical']
+    dummy, problems = rollout.settings(values(audit_severities='critical'))
+    assert problems == ['inferops_rollout_audit_severities = "critical": must be a list of audit severities '
+                        '(critical, major, minor), [] for no audit gate']
+    conf, problems = rollout.settings(values(audit_severities=[]))
+    assert problems == [] and conf['inferops_rollout_audit_severities'] == []
 
 
 def test_long_failure_messages_are_shortened():
