@@ -435,3 +435,18 @@ def test_worst_and_summary():
     found = [check.passed(None, 1, 1), check.skip('why'), check.warn('a', 1, 2, 'r')]
     assert audit.worst(found) == 'WARN' and audit.summary(found) == {'FAIL': 0, 'WARN': 1, 'SKIP': 1, 'PASS': 1}
     assert audit.worst([check.skip('why')]) == 'PASS'
+
+
+def test_report_written_on_a_lab_guest_is_valid():
+    """The report playbooks/audit.yml --check wrote for a fresh lab guest (fixtures/audit/README.md)."""
+    report = json.loads(fixture('audit', 'report_fresh_guest_check.json'))
+    jsonschema.validate(report, schema())
+    assert report['meta']['check_mode'] is True and report['status'] == 'FAIL'
+    assert report['summary'] == {'FAIL': 18, 'WARN': 0, 'SKIP': 20, 'PASS': 35, 'hosts': 1, 'hosts_failed': 1}
+    by_id = {}
+    for r in report['hosts'][0]['results']:
+        by_id.setdefault(r['id'], set()).add(r['status'])
+    # Fresh guest: no arrays, no sysctl drop-in, read-ahead 128; the drives are healthy at 323 K.
+    assert by_id['storage.md_present'] == {'FAIL'} and by_id['kernel.sysctl'] == {'FAIL'}
+    assert by_id['storage.nvme_queue'] == {'FAIL'} and by_id['nvme.temperature'] == {'PASS'}
+    assert by_id['nvme.link'] == {'SKIP'} and by_id['platform.kernel'] == {'PASS'}
