@@ -151,66 +151,53 @@ def read_state():
 
 
 class Configfs(object):
-    """Changes to the nvmet tree; ``dry`` only records them (check mode)."""
+    """Changes to the nvmet tree; ``dry`` only records them (check mode).
+
+    ``log`` lists the changes made (or, dry, planned): an operation the kernel
+    refused is not in it, so a retried port is counted once, when it listens.
+    """
 
     def __init__(self, dry):
         self.dry = dry
         self.log = []
 
-    def _fail(self, what, exc):
-        raise NvmetError('%s: %s' % (what, os.strerror(exc.errno) if getattr(exc, 'errno', None) else exc))
+    def _apply(self, entry, action, ignored_errno, what):
+        if not self.dry:
+            try:
+                action()
+            except OSError as exc:
+                if exc.errno != ignored_errno:
+                    raise NvmetError('%s: %s' % (what, os.strerror(exc.errno) if exc.errno else exc))
+        self.log.append(entry)
 
     def mkdir(self, rel):
-        self.log.append('mkdir %s' % rel)
-        if self.dry:
-            return
-        try:
-            os.mkdir(sysfs.host_path('%s/%s' % (ROOT, rel)))
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                self._fail('mkdir %s/%s' % (ROOT, rel), exc)
+        path = sysfs.host_path('%s/%s' % (ROOT, rel))
+        self._apply('mkdir %s' % rel, lambda: os.mkdir(path), errno.EEXIST, 'mkdir %s/%s' % (ROOT, rel))
 
     def rmdir(self, rel):
-        self.log.append('rmdir %s' % rel)
-        if self.dry:
-            return
-        try:
-            os.rmdir(sysfs.host_path('%s/%s' % (ROOT, rel)))
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                self._fail('rmdir %s/%s' % (ROOT, rel), exc)
+        path = sysfs.host_path('%s/%s' % (ROOT, rel))
+        self._apply('rmdir %s' % rel, lambda: os.rmdir(path), errno.ENOENT, 'rmdir %s/%s' % (ROOT, rel))
 
     def link(self, target_rel, link_rel):
-        self.log.append('link %s -> %s' % (link_rel, target_rel))
-        if self.dry:
-            return
-        try:
-            os.symlink(sysfs.host_path('%s/%s' % (ROOT, target_rel)), sysfs.host_path('%s/%s' % (ROOT, link_rel)))
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                self._fail('linking %s/%s into %s/%s' % (ROOT, target_rel, ROOT, link_rel), exc)
+        source = sysfs.host_path('%s/%s' % (ROOT, target_rel))
+        path = sysfs.host_path('%s/%s' % (ROOT, link_rel))
+        self._apply('link %s -> %s' % (link_rel, target_rel), lambda: os.symlink(source, path), errno.EEXIST,
+                    'linking %s/%s into %s/%s' % (ROOT, target_rel, ROOT, link_rel))
 
     def unlink(self, rel):
-        self.log.append('unlink %s' % rel)
-        if self.dry:
-            return
-        try:
-            os.unlink(sysfs.host_path('%s/%s' % (ROOT, rel)))
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                self._fail('unlink %s/%s' % (ROOT, rel), exc)
+        path = sysfs.host_path('%s/%s' % (ROOT, rel))
+        self._apply('unlink %s' % rel, lambda: os.unlink(path), errno.ENOENT, 'unlink %s/%s' % (ROOT, rel))
 
     def write(self, rel, value, secret=False):
+        if not self.dry:
+            try:
+                sysfs.write_attr('%s/%s' % (ROOT, rel), value)
+            except sysfs.SysfsWriteError as exc:
+                what = 'writing %s to %s/%s' % ('********' if secret else repr(value), ROOT, rel)
+                # The exception's own text holds the value: never show a secret.
+                reason = os.strerror(exc.errno) if isinstance(exc.errno, int) else 'write failed'
+                raise NvmetError('%s: %s' % (what, reason))
         self.log.append('write %s = %s' % (rel, '********' if secret else value))
-        if self.dry:
-            return
-        try:
-            sysfs.write_attr('%s/%s' % (ROOT, rel), value)
-        except sysfs.SysfsWriteError as exc:
-            what = 'writing %s to %s/%s' % ('********' if secret else repr(value), ROOT, rel)
-            # The exception's own text holds the value: never show a secret.
-            reason = os.strerror(exc.errno) if isinstance(exc.errno, int) else 'write failed'
-            raise NvmetError('%s: %s' % (what, reason))
 
 
 # ------------------------------------------------------------------ the role's input
