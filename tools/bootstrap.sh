@@ -11,6 +11,10 @@ apt_packages=(
   qemu-system-x86 qemu-utils mmdebstrap fdisk grub-pc-bin e2fsprogs
   openssh-client python3-venv python3-dev gcc git rsync
   podman runc fio vmtouch iproute2 procps
+  # Unit tests of the node audit's outputs: promtool checks the node_exporter
+  # textfile (Debian ships it only in the prometheus package), headless
+  # chromium renders the HTML report.
+  prometheus chromium
 )
 
 missing=()
@@ -22,6 +26,10 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Only promtool is wanted from the prometheus package, not a server on :9090.
+  if [[ " ${missing[*]} " == *" prometheus "* && -d /run/systemd/system ]]; then
+    systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  fi
 fi
 
 # The venv is rebuilt only when the pinned requirements change.

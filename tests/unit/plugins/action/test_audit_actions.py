@@ -18,6 +18,7 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.task import Task
 from ansible.template import trust_as_template
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
+from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import recorded  # noqa: F401 pylint: disable=unused-import
@@ -127,3 +128,45 @@ def test_a_variable_that_cannot_be_templated_is_unknown(recorded, monkeypatch):
     result = plugin.run(task_vars=task_vars)
     sysctl_results = [r for r in result['results'] if r['id'] == 'kernel.sysctl']
     assert [r['status'] for r in sysctl_results] == ['SKIP']
+
+
+def test_outputs_and_diff_against_the_previous_report(recorded, tmp_path, monkeypatch):
+    """The HTML page, JUnit XML and a textfile per host next to the JSON report; the diff against the newest
+    report of the directory (here the one the audit wrote on a fresh lab guest) printed and kept in the report."""
+    (tmp_path / 'audit-20261202T030858Z.json').write_text(fixture('audit', 'report_fresh_guest_check.json'))
+    host = action(audit_host, 'audit_host', {'reads': reads(recorded)}).run(task_vars=lab_vars())
+    hostvars = {'node1': {'__audit_host': host, 'group_names': ['local_nvme']},
+                'node2': {'group_names': ['local_nvme']}}
+    out = tmp_path / 'out'
+    result, lines = report_action(tmp_path, monkeypatch, hostvars, fail_on_fail=False, html_path=str(out / 'audit.html'),
+                                  junit_path=str(out / 'junit.xml'), prom_dir=str(out / 'textfile'))
+    assert result['files'] == {'json': result['report_path'], 'html': str(out / 'audit.html'),
+                               'junit': str(out / 'junit.xml'),
+                               'prom': {'node1': str(out / 'textfile' / 'node1.prom'),
+                                        'node2': str(out / 'textfile' / 'node2.prom')}}
+    for path in [result['report_path'], str(out / 'audit.html'), str(out / 'junit.xml')] + list(result['files']['prom'].values()):
+        assert os.path.getsize(path) > 0
+    with open(result['report_path']) as handle:
+        report = json.load(handle)
+    assert report['diff']['previous'] == 'audit-20261202T030858Z.json' and report['diff'] == result['diff']
+    assert report['diff']['hosts_added'] == ['node2']
+    fixed = [(e['id'], e['subject']) for e in report['diff']['fixed']]
+    assert ('storage.md_present', '/dev/md/models') in fixed and ('kernel.sysctl', 'vm.swappiness') not in fixed
+    assert result['diff_lines'][0] == 'since audit-20261202T030858Z.json: %d broke, %d fixed; new host(s): node2' % (
+        len(report['diff']['broke']), len(report['diff']['fixed']))
+    assert result['diff_lines'][0] in lines and 'node audit junit: %s' % (out / 'junit.xml') in lines
+    with open(result['files']['prom']['node2']) as handle:
+        assert 'inferops_audit_reachable 0\n' in handle.read()
+    # No temporary file left behind by the atomic writes.
+    assert sorted(os.listdir(str(out))) == ['audit.html', 'junit.xml', 'textfile']
+
+
+def test_no_previous_report_no_diff(recorded, tmp_path, monkeypatch):
+    host = action(audit_host, 'audit_host', {'reads': reads(recorded)}).run(task_vars=lab_vars())
+    (tmp_path / 'audit-20200101T000000Z.json').write_text('{"schema_version": 0}')
+    result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False)
+    assert result['diff'] is None and result['files']['html'] is None and result['files']['prom'] == {}
+    assert result['diff_lines'] == ['previous report %s is not schema version 1: no diff'
+                                    % (tmp_path / 'audit-20200101T000000Z.json')]
+    result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False, diff=False)
+    assert result['diff'] is None and result['diff_lines'] == []
