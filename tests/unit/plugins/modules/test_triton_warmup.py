@@ -317,18 +317,23 @@ def test_module_warms_all_indexed_models(monkeypatch, fake):
 def test_module_paces_requests(monkeypatch, fake):
     result = run_module(monkeypatch, {'endpoints': [fake.url], 'models': ['add'],
                                       'duration': 1.0, 'qps': 5})
+    # Paced: about qps x duration requests, not as many as the server can answer. The upper
+    # bound on the time only catches a runaway loop (a loaded CI box slows every request).
     assert 4 <= result['requests'] <= 6
-    assert 0.9 <= result['results'][0]['seconds'] <= 1.5
+    assert 0.9 <= result['results'][0]['seconds'] < 10
 
 
 def test_module_until_stable_stops_early(monkeypatch, fake):
     result = run_module(monkeypatch, {'endpoints': [fake.url], 'models': ['add'], 'duration': 30,
                                       'qps': 200, 'until_stable': True, 'window': 5,
-                                      'min_requests': 10, 'p99_tolerance_ms': 50})
+                                      'min_requests': 10, 'p99_tolerance_ms': 60000})
+    # Any two windows are within a minute of each other, so the warm-up must stop at the
+    # first point it may: two full windows, min_requests reached - whatever the load on
+    # the machine running the test (a 50 ms tolerance failed in CI at load 8).
     entry = result['results'][0]
     assert entry['settled'] is True
     assert entry['requests'] == 10
-    assert entry['seconds'] < 5
+    assert entry['seconds'] < 30
 
 
 def test_module_fails_on_error_rate(monkeypatch, fake):
