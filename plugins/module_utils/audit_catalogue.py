@@ -17,7 +17,7 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_kernel, audit_nvme
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_irq, audit_kernel, audit_nvme
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_storage
 
 __all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
@@ -45,12 +45,16 @@ ROLE_VARIABLES = {
     'md_raid_xfs': dict((name, name) for name in (
         'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer')),
     'nvmeof_initiator': {'nvmeof_initiator_connections': 'nvmeof_initiator_connections'},
+    'irq_affinity': dict((name, name) for name in (
+        'irq_affinity_rules', 'irq_affinity_irqbalance', 'irq_affinity_banned_cpus')),
 }
 
-# The info modules the checks read, as the playbook registers them.
-INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info')
+# The info modules the checks read, as the playbook registers them; irq_pin runs with list_only (it matches the
+# rules and plans the targets, writes nothing): the role's own plan, for irq.pins.
+INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin')
 
-HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS)
+HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
+               + audit_irq.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
 _ORDER = dict((status, index) for index, status in enumerate(audit.STATUSES))
 

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial), their
-mounts, mount options and XFS stripe geometry (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
+"""Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial, read-ahead),
+their mounts, mount options and XFS stripe geometry (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
 the fstrim timer. The wanted values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs
 variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``mount_options.compare``."""
 
@@ -153,6 +153,36 @@ def xfs_stripe(check, reads, expected):
     return results
 
 
+@Check('storage.md_readahead', 'Array read-ahead at least what md_raid_xfs sets', 'major',
+       '/sys/block/<md>/queue/read_ahead_kb', FIX_MD + ' (blockdev_readahead and its udev rule)')
+def md_readahead(check, reads, expected):
+    results = []
+    for want, found in _running(check, read(reads, 'md_info'), expected, results):
+        # The role's rule (blockdev_readahead): the array's read_ahead_kb, else twice the full stripe; a larger
+        # current value is kept, so it passes.
+        if want['read_ahead_kb'] is not None:
+            wanted, source = int(want['read_ahead_kb']), 'md_raid_xfs_arrays[].read_ahead_kb'
+        elif want['chunk_kb']:
+            wanted = 2 * want['chunk_kb'] * want['data_disks']
+            source = '2 x stripe (chunk %d KiB x %d data disks)' % (want['chunk_kb'], want['data_disks'])
+        else:
+            results.append(check.skip('RAID%s has no stripe and no read_ahead_kb: the role sets none' % want['level'],
+                                      subject=_subject(want)))
+            continue
+        observed = found.get('read_ahead_kb')
+        expect = '>= %d KiB (%s)' % (wanted, source)
+        if observed is None:
+            results.append(check.skip('md_info read no read_ahead_kb of %s' % found.get('kname'), subject=_subject(want),
+                                      expected=expect))
+        elif observed < wanted:
+            results.append(check.fail(_subject(want), expect, observed, '%s (%s) read-ahead %d KiB, the role sets %d KiB' % (
+                want['name'], found.get('kname'), observed, wanted)))
+        else:
+            results.append(check.passed(_subject(want), expect, observed,
+                                        None if observed == wanted else 'larger value kept, as the role does'))
+    return results
+
+
 @Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
        'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
 def fstrim(check, reads, expected):
@@ -192,4 +222,4 @@ def nvme_queue_settings(check, reads, expected):
     return results
 
 
-CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, fstrim, nvme_queue_settings]
+CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, md_readahead, fstrim, nvme_queue_settings]

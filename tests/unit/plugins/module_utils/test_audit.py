@@ -21,9 +21,11 @@ import pytest
 import yaml
 
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue
-from ansible_collections.inferops.node.plugins.modules import md_info, nvme_health_info, nvme_info, platform_info, sysctl_info
+from ansible_collections.inferops.node.plugins.filter.irq import irq_rules_normalize
+from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, nvme_health_info, nvme_info, platform_info
+from ansible_collections.inferops.node.plugins.modules import sysctl_info
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
-from ansible_collections.inferops.node.tests.unit.plugins.modules import test_md_info, test_nvme_health_info
+from ansible_collections.inferops.node.tests.unit.plugins.modules import test_irq_info, test_md_info, test_nvme_health_info
 from ansible_collections.inferops.node.tests.unit.plugins.modules import test_nvme_info, test_platform_info, test_sysctl_info
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..')
@@ -45,6 +47,7 @@ LAB_EXPECTED = {
     'nvme_sched_nr_requests': None, 'nvme_sched_models': [], 'nvme_sched_serials': [],
     'md_raid_xfs_arrays': LAB['md_raid_xfs_arrays'], 'md_raid_xfs_mount_opts': MD_DEFAULTS['md_raid_xfs_mount_opts'],
     'md_raid_xfs_fstrim_timer': True, 'nvmeof_initiator_connections': [],
+    'irq_affinity_rules': LAB['irq_affinity_rules'], 'irq_affinity_irqbalance': True, 'irq_affinity_banned_cpus': '',
 }
 
 
@@ -55,13 +58,20 @@ class Recorded(object):
         self.factory = tmp_path_factory
 
     def run(self, guest_class, state, main, args=None, setup=None, **kwargs):
+        return self.run_all(guest_class, state, [(main, args)], setup, **kwargs)[0]
+
+    def run_all(self, guest_class, state, calls, setup=None, **kwargs):
+        """Several modules ``[(main, args)]`` on one guest (a guest's tree takes a while to lay out)."""
+        out = []
         with pytest.MonkeyPatch.context() as mp:
             guest = guest_class(self.factory.mktemp('guest'), mp, state, **kwargs)
             if setup:
                 setup(guest)
-            failed, result = run_module(main, args or {})
-        assert not failed, result
-        return result
+            for main, args in calls:
+                failed, result = run_module(main, args or {})
+                assert not failed, result
+                out.append(result)
+        return out
 
 
 @pytest.fixture(scope='module')
@@ -69,7 +79,20 @@ def recorded(tmp_path_factory):
     rec = Recorded(tmp_path_factory)
     md_args = {'arrays': test_md_info.REQUEST, 'units': test_md_info.UNITS}
     arrays = ('md126', 'md127')
+    # irq_info and irq_pin (list_only, the lab inventory's rules as the role normalizes them) on irqrec
+    # (fixtures/info): fresh, and converged after nvme_sched and irq_affinity.
+    pins = {'rules': irq_rules_normalize(LAB['irq_affinity_rules']), 'list_only': True}
+    irq_show = {'fresh': '@fresh/systemctl_irqbalance.txt', 'converged': '@converged/systemctl_show.txt'}
+
+    def irq(state):
+        return rec.run_all(test_irq_info.Guest, state, [(irq_info.main, None), (irq_pin.main, pins)],
+                           setup=lambda guest: guest.on(test_irq_info.SHOW, out=irq_show[state]))
+    converged, fresh = irq('converged'), irq('fresh')
     return {
+        'irq_info': converged[0],
+        'irq_pin': converged[1],
+        'irq_info_fresh': fresh[0],
+        'irq_pin_fresh': fresh[1],
         'platform_info': rec.run(test_platform_info.Guest, 'fresh', platform_info.main),
         'nvme_health_info': rec.run(test_nvme_health_info.Guest, 'fresh', nvme_health_info.main),
         'nvme_info': rec.run(test_nvme_info.Guest, 'converged', nvme_info.main),
@@ -344,6 +367,60 @@ def test_nvme_queue(recorded):
     fail = results(recorded, 'storage.nvme_queue', {'nvme_sched_read_ahead_kb': 4096, 'nvme_sched_serials': ['LABINDEX*']})
     assert statuses(fail) == {'LABINDEX0 (nvme4n1 QEMU NVMe Ctrl)': 'FAIL', 'LABINDEX1 (nvme5n1 QEMU NVMe Ctrl)': 'FAIL'}
     assert fail[0]['reason'] == 'nvme4n1 (QEMU NVMe Ctrl LABINDEX0): read_ahead_kb 2048'
+
+
+def test_md_readahead(recorded):
+    found = results(recorded, 'storage.md_readahead')
+    # Recorded: models (RAID0, 4 x 512 KiB) 4096 KiB, index (RAID10 n2, 2 drives: 1 data disk) 1024 KiB.
+    assert statuses(found) == {'/dev/md/models': 'PASS', '/dev/md/index': 'PASS'}
+    assert [r['observed'] for r in found] == [4096, 1024]
+    assert found[0]['expected'] == '>= 4096 KiB (2 x stripe (chunk 512 KiB x 4 data disks))'
+    arrays = copy.deepcopy(LAB['md_raid_xfs_arrays'])
+    arrays[0]['read_ahead_kb'] = 8192
+    arrays[1]['read_ahead_kb'] = 512
+    found = results(recorded, 'storage.md_readahead', {'md_raid_xfs_arrays': arrays})
+    assert statuses(found) == {'/dev/md/models': 'FAIL', '/dev/md/index': 'PASS'}
+    assert found[0]['reason'] == 'models (md127) read-ahead 4096 KiB, the role sets 8192 KiB'
+    # A larger value is kept by the role (blockdev_readahead allow_decrease=false), so it passes.
+    assert found[1]['reason'] == 'larger value kept, as the role does'
+    assert only(results(recorded, 'storage.md_readahead', md_info=recorded['md_fresh'])[:1])['status'] == 'SKIP'
+
+
+# ------------------------------------------------------------------ IRQs
+
+def test_irq_pins_converged(recorded):
+    found = results(recorded, 'irq.pins')
+    assert statuses(found) == {'irq_affinity_rules[0]': 'PASS', 'irq_affinity_rules[1]': 'PASS',
+                               'irq_affinity_rules[2]': 'PASS'}
+    # Rule 0 (LABMODEL0/1 by id, CPU 0): the admin queues moved; nvme1q0 had no interrupt since (recorded).
+    assert found[0]['expected'] == {'nvme0q0': '0', 'nvme0q1': '0', 'nvme1q0': '0', 'nvme1q1': '0'}
+    assert found[0]['reason'] == ('kernel-managed, left to the kernel: 32 (nvme0q2), 37 (nvme1q2); '
+                                  'move pending until the next interrupt: 35 (nvme1q0) still on CPU 1')
+
+
+def test_irq_pins_fresh_fails(recorded):
+    found = results(recorded, 'irq.pins', irq_pin=recorded['irq_pin_fresh'])
+    # Before the role: nvme1q0 on CPU 1 where rule 0 wants CPU 0; the others happen to sit on their targets.
+    assert statuses(found) == {'irq_affinity_rules[0]': 'FAIL', 'irq_affinity_rules[1]': 'PASS',
+                               'irq_affinity_rules[2]': 'PASS'}
+    assert found[0]['reason'].startswith('IRQ 35 (nvme1q0): smp_affinity_list 1, the rule wants 0; kernel-managed')
+    assert found[0]['fix'] == 'role irq_affinity (tag irq_affinity)'
+    assert only(results(recorded, 'irq.pins', {'irq_affinity_rules': []}))['reason'] == 'no irq_affinity_rules for this host'
+    skipped = only(results(recorded, 'irq.pins', irq_pin={'skipped': True}))
+    assert skipped['status'] == 'SKIP' and skipped['reason'] == 'irq_pin was not run on this host'
+
+
+def test_irqbalance(recorded):
+    ok = only(results(recorded, 'irq.irqbalance'))
+    assert ok['status'] == 'PASS' and ok['observed'] == {
+        'active': True, 'policyscript': '/usr/local/sbin/inferops-irq-pin', 'banned_cpus': None}
+    # The fresh guest: the image's irqbalance, stock /etc/default/irqbalance.
+    fresh = only(results(recorded, 'irq.irqbalance', irq_info=recorded['irq_info_fresh']))
+    assert fresh['status'] == 'FAIL' and fresh['reason'] == (
+        'policy script none, the role sets /usr/local/sbin/inferops-irq-pin (irqbalance may move the pinned IRQs)')
+    banned = only(results(recorded, 'irq.irqbalance', {'irq_affinity_banned_cpus': '1'}))
+    assert banned['status'] == 'FAIL' and banned['reason'] == 'banned CPUs none, irq_affinity_banned_cpus = "1"'
+    assert only(results(recorded, 'irq.irqbalance', {'irq_affinity_irqbalance': False}))['status'] == 'SKIP'
 
 
 # ------------------------------------------------------------------ fleet and report
