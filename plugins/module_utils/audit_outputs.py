@@ -221,7 +221,7 @@ table{border-collapse:collapse;width:100%;background:#fff;margin-bottom:8px}
 th,td{border:1px solid #ddd;padding:4px 6px;text-align:left;vertical-align:top}
 th{background:#eee;font-weight:600}
 code{font:12px/1.3 ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre-wrap;overflow-wrap:anywhere}
-td{overflow-wrap:break-word}
+td{overflow-wrap:break-word}td.v{min-width:14em}td.r{overflow-wrap:anywhere;min-width:14em}
 .s{font-weight:700;text-align:center;white-space:nowrap;width:4em}
 .FAIL .s,.s.FAIL{background:#ffcdd2;color:#b71c1c}.WARN .s,.s.WARN{background:#ffe0b2;color:#e65100}
 .SKIP .s,.s.SKIP{background:#eceff1;color:#546e7a}.PASS .s,.s.PASS{background:#c8e6c9;color:#1b5e20}
@@ -261,10 +261,10 @@ def _result_row(r, host=None):
         '<td><b>%s</b> <span class="muted">(%s)</span><br><span class="muted">%s</span></td>' % (
             _e(r['id']), _e(r['severity']), _e(r['title'])),
         '<td>%s</td>' % _e(r['subject'] or '-'),
-        '<td>%s</td>' % _e(r['reason'] or ''),
-        '<td><span class="muted">expected</span> <code>%s</code><br><span class="muted">observed</span> <code>%s</code></td>' % (
+        '<td class="r">%s</td>' % _e(r['reason'] or ''),
+        '<td class="v"><span class="muted">expected</span> <code>%s</code><br><span class="muted">observed</span> <code>%s</code></td>' % (
             _e(_value(r['expected'])), _e(_value(r['observed']))),
-        '<td><span class="muted">evidence</span> <code>%s</code><br><span class="muted">fix</span> %s</td>' % (
+        '<td class="v"><span class="muted">evidence</span> <code>%s</code><br><span class="muted">fix</span> %s</td>' % (
             _e(r['evidence']), _e(r['fix'])),
     ])
     return '<tr class="%s">%s</tr>' % (r['status'], ''.join(cells))
