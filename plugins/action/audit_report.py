@@ -82,7 +82,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
     _VALID_ARGS = frozenset(('hosts', 'result_var', 'dest_dir', 'fail_on_fail', 'allowed', 'html_path', 'junit_path',
-                             'prom_dir', 'previous', 'diff'))
+                             'prom_dir', 'previous', 'compare'))
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -96,7 +96,7 @@ class ActionModule(ActionBase):
             junit_path=dict(type='path'),
             prom_dir=dict(type='path'),
             previous=dict(type='path'),
-            diff=dict(type='bool', default=True),
+            compare=dict(type='bool', default=True),
         ))
         # Absolute: the textfiles' paths go to ansible.builtin.copy's src, which would search a relative one
         # in the playbook's files/.
@@ -124,7 +124,7 @@ class ActionModule(ActionBase):
         fleet_settings = dict((k, task_vars[k]) for k in ('audit_fleet_temp_delta_c',) if k in task_vars)
         report = audit_catalogue.build_report(hosts, groups, fleet_settings, meta)
         path = os.path.join(args['dest_dir'], 'audit-%s.json' % now.strftime('%Y%m%dT%H%M%SZ'))
-        diff_lines = self.compare(report, args, path)
+        diff_lines = self.with_previous(report, args, path)
         errors = validate(report)
         if errors:
             raise AnsibleError('audit_report: the report does not match %s: %s' % (SCHEMA, '; '.join(errors[:5])))
@@ -147,7 +147,7 @@ class ActionModule(ActionBase):
                                   for text in audit.unexpected(entry['results'], args['allowed']))
             unexpected.extend('fleet: %s' % text for text in audit.unexpected(report['fleet'], args['allowed']))
         result.update(changed=False, report_path=path, unexpected=unexpected, status=report['status'], summary=report['summary'],
-                      summary_lines=lines, schema_checked=errors is not None, diff=report.get('diff'), diff_lines=diff_lines,
+                      summary_lines=lines, schema_checked=errors is not None, audit_diff=report.get('diff'), diff_lines=diff_lines,
                       files=dict((kind, files[kind]) for kind in ('json', 'html', 'junit', 'prom')))
         if report['status'] == 'FAIL' and args['fail_on_fail']:
             result['failed'] = True
@@ -155,10 +155,10 @@ class ActionModule(ActionBase):
         return result
 
     @staticmethod
-    def compare(report, args, path):
+    def with_previous(report, args, path):
         """Add the diff against the previous report (O(previous), else the newest in O(dest_dir)) to ``report``;
         return its lines for people (a line saying why there is none)."""
-        if not args['diff']:
+        if not args['compare']:
             return []
         previous = args['previous'] or previous_report(args['dest_dir'])
         if not previous or os.path.abspath(previous) == os.path.abspath(path):

@@ -67,7 +67,7 @@ options:
   previous:
     description: The report to compare with. Omitted - the newest C(audit-*.json) of O(dest_dir) before this run.
     type: path
-  diff:
+  compare:
     description: Compare with the previous report. A report of another C(schema_version) is not compared.
     type: bool
     default: true
@@ -145,11 +145,11 @@ files:
   type: dict
   sample: {json: audit-reports/audit-20261202T030000Z.json, html: audit-reports/audit.html, junit: null,
            prom: {node1: audit-reports/textfile/node1.prom}}
-diff:
+audit_diff:
   description:
     - The diff against the previous report (as C(diff) in the report) - C(previous), C(previous_generated),
       C(broke), C(fixed) (each C(host, id, subject, before, after, reason)), C(hosts_added), C(hosts_gone).
-    - Null without a previous report of this schema version, or with O(diff=false).
+    - Null without a previous report of this schema version, or with O(compare=false).
   returned: always
   type: dict
 diff_lines:

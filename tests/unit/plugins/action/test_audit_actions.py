@@ -148,7 +148,7 @@ def test_outputs_and_diff_against_the_previous_report(recorded, tmp_path, monkey
         assert os.path.getsize(path) > 0
     with open(result['report_path']) as handle:
         report = json.load(handle)
-    assert report['diff']['previous'] == 'audit-20261202T030858Z.json' and report['diff'] == result['diff']
+    assert report['diff']['previous'] == 'audit-20261202T030858Z.json' and report['diff'] == result['audit_diff']
     assert report['diff']['hosts_added'] == ['node2']
     fixed = [(e['id'], e['subject']) for e in report['diff']['fixed']]
     assert ('storage.md_present', '/dev/md/models') in fixed and ('kernel.sysctl', 'vm.swappiness') not in fixed
@@ -165,8 +165,8 @@ def test_no_previous_report_no_diff(recorded, tmp_path, monkeypatch):
     host = action(audit_host, 'audit_host', {'reads': reads(recorded)}).run(task_vars=lab_vars())
     (tmp_path / 'audit-20200101T000000Z.json').write_text('{"schema_version": 0}')
     result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False)
-    assert result['diff'] is None and result['files']['html'] is None and result['files']['prom'] == {}
+    assert result['audit_diff'] is None and result['files']['html'] is None and result['files']['prom'] == {}
     assert result['diff_lines'] == ['previous report %s is not schema version 1: no diff'
                                     % (tmp_path / 'audit-20200101T000000Z.json')]
-    result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False, diff=False)
-    assert result['diff'] is None and result['diff_lines'] == []
+    result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False, compare=False)
+    assert result['audit_diff'] is None and result['diff_lines'] == []
