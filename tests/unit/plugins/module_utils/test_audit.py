@@ -74,8 +74,19 @@ class Recorded(object):
         return out
 
 
+# The reads, once per test process: the modules that import the fixture below share them (each guest's tree
+# takes a second or more to lay out). Tests copy before they change a read.
+_RECORDED = {}
+
+
 @pytest.fixture(scope='module')
 def recorded(tmp_path_factory):
+    if not _RECORDED:
+        _RECORDED.update(record(tmp_path_factory))
+    return _RECORDED
+
+
+def record(tmp_path_factory):
     rec = Recorded(tmp_path_factory)
     md_args = {'arrays': test_md_info.REQUEST, 'units': test_md_info.UNITS}
     arrays = ('md126', 'md127')
