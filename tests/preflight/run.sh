@@ -35,6 +35,7 @@ if grep -qF 'problem(s)' <<<"$out" && grep -qE 'several-problems.*\(2 problem\(s
 else
   echo "FAIL: several-problems must be refused with both problems at once"; status=1
 fi
+expect bad-k8s-worker 'value of transport must be one of: tcp, rdma, got: infiniband'
 expect misspelt-serving 'warmup_qsp is not a variable of role warmup (did you mean warmup_qps?)'
 if grep -qE 'good-local +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' <<<"$out"; then
   echo "pass: good-local"
