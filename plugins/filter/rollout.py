@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fleet rollout filters: the wave plan and the record after each wave, the rule of module_utils/rollout.py.
+"""Fleet rollout filters: the wave plan, the record after each wave and the verify gates, the rule of
+module_utils/rollout.py.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -65,6 +66,27 @@ def rollout_audit_errors(results, severities=None, reads=None):
     return rollout.audit_gate_errors(list(results), list(gated), dict(reads or {}))
 
 
+def rollout_warmup_errors(warmup, bound=None):
+    """The verify gate: each endpoint and model whose warm-up P99 (warmup_result) is above the bound."""
+    if warmup is not None and not isinstance(warmup, Mapping):
+        raise AnsibleFilterError('rollout_warmup_errors: the input must be the warmup role\'s warmup_result (or '
+                                 'triton_warmup\'s result), got %r' % (warmup,))
+    raw = rollout.DEFAULTS['inferops_rollout_warmup_p99_ms'] if bound is None else bound
+    normalised, problems = rollout.warmup_bound(_plain(raw))
+    if problems:
+        raise AnsibleFilterError('rollout_warmup_errors: %s' % '; '.join(problems))
+    return rollout.warmup_gate_errors(None if warmup is None else _plain(warmup), normalised)
+
+
+def _plain(value):
+    """Nested Mappings as dicts (Ansible hands the filter its own mapping types)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
 class FilterModule(object):
     """Fleet rollout filters."""
 
@@ -73,4 +95,5 @@ class FilterModule(object):
             'rollout_plan': rollout_plan,
             'rollout_record': rollout_record,
             'rollout_audit_errors': rollout_audit_errors,
+            'rollout_warmup_errors': rollout_warmup_errors,
         }

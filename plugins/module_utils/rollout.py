@@ -10,14 +10,20 @@ Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``p
 * ``plan(fleet, domains, values, state)`` - canary wave(s): one pending host per failure domain not yet
   covered by a done host, never more than the maximum wave; then the configured waves (host counts or
   percentages of the fleet, the last one repeated), each capped by the maximum; a resumed rollout
-  leaves the done hosts out and retries the hosts that failed first.
+  leaves the done hosts out and retries the hosts that failed first. Several site groups in one rollout
+  (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the groups it
+  depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per tier, and
+  no wave mixes two tiers.
 * ``record(plan, state, wave, outcomes)`` - the state after a wave (done hosts, failed hosts with their
   step, the halt with the hosts left untouched) and whether the rollout halts: a failed canary, or
   more failed hosts than the budget allows over the whole rollout (ansible's max_fail_percentage
-  counts one batch only).
+  counts one batch only), or a tier that ends with a failed host while a later tier depends on it.
 * ``parse_state(text, path, group)`` - the state file's contents checked (format, group).
 * ``audit_gate_errors(results, severities)`` - the verify gate on the node audit's results of a host
   (``audit_host``): every FAIL of a gated severity, with the check's reason and fix.
+* ``warmup_gate_errors(warmup_result, bound)`` - the verify gate on the warmup role's results of a host
+  (``warmup_result.traffic``, from ``triton_warmup``): every endpoint and model whose warm-up P99 is
+  above the bound.
 
 Standard library only.
 """
@@ -33,8 +39,8 @@ from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_T
 from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'STATE_FORMAT', 'STEPS', 'audit_gate_errors', 'parse_state', 'plan', 'record', 'settings', 'size',
-           'tag_errors']
+__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'STEPS', 'audit_gate_errors', 'parse_state', 'plan', 'record',
+           'settings', 'size', 'tag_errors', 'warmup_bound', 'warmup_gate_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
 STEPS = ('drain', 'converge', 'verify', 'undrain')
@@ -52,7 +58,16 @@ DEFAULTS = {
     'inferops_rollout_undrain_tasks': None,
     'inferops_rollout_verify_tasks': None,
     'inferops_rollout_audit_severities': ['critical', 'major'],
+    'inferops_rollout_warmup_p99_ms': 1000,
 }
+
+# Site groups that must not change while a group they depend on is changing: an
+# NVMe-oF initiator converged (reconnected, remounted) while its target is
+# mid-change would mount a pool that is being re-exported. In a rollout of both
+# groups the targets' tier goes first, whole; the initiators start once every
+# target is done (what kubespray's upgrade does with etcd and the control plane
+# before the workers).
+DEPENDS_ON = {'nvmeof_initiators': ('nvmeof_targets',)}
 
 _PERCENT = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
 _COUNT = re.compile(r'^\s*(\d+)\s*$')
@@ -185,7 +200,50 @@ def settings(values):
                                          'not an audit severity; use %s' % ', '.join(SEVERITIES)))
             else:
                 out['inferops_rollout_audit_severities'].append(severity)
+    bound, bound_problems = warmup_bound(merged['inferops_rollout_warmup_p99_ms'])
+    problems.extend(bound_problems)
+    out['inferops_rollout_warmup_p99_ms'] = bound
     return out, problems
+
+
+def _milliseconds(value):
+    """A positive number of milliseconds (float), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and value > 0 and not math.isinf(value):
+        return float(value)
+    return None
+
+
+def warmup_bound(value):
+    """({'*': ms, model: ms}, problems) of inferops_rollout_warmup_p99_ms ({} when off: false)."""
+    problems = []
+    name = 'inferops_rollout_warmup_p99_ms'
+    fix = ('use the highest warm-up P99 in milliseconds a host may show (250), a dict of model: milliseconds '
+           'with "*" for the other models ({"llama": 800, "*": 100}), or false for no warm-up bound')
+    # Off by false only: a 0 or "0" is more likely a slip than a wish for no bound.
+    if value is False or (isinstance(value, str) and value.strip().lower() in ('false', 'no', 'off')):
+        return {}, problems
+    if isinstance(value, dict):
+        bound = {}
+        for model in sorted(value, key=str):
+            number = _milliseconds(value[model])
+            if number is None:
+                problems.append(_problem('%s[%s]' % (name, shown(model)), value[model],
+                                         'not a number of milliseconds above 0; ' + fix))
+            else:
+                bound[str(model)] = number
+        return bound, problems
+    number = _milliseconds(value)
+    if number is None:
+        problems.append(_problem(name, value, 'not a number of milliseconds above 0; ' + fix))
+        return {}, problems
+    return {'*': number}, problems
 
 
 def domains_of(fleet, hostvars, groups, conf):
@@ -272,10 +330,58 @@ def tag_errors(run_tags, skip_tags):
     return problems
 
 
+def _depth(name, names, seen=()):
+    """A site group's tier in a rollout of ``names``: 0, or one more than the deepest group it depends on."""
+    below = [other for other in DEPENDS_ON.get(name, ()) if other in names and other not in seen]
+    return max([_depth(other, names, seen + (name,)) + 1 for other in below] or [0])
+
+
+def _depends(name, other, seen=()):
+    """Whether site group ``name`` depends on ``other``, directly or through another group."""
+    direct = DEPENDS_ON.get(name, ())
+    return other in direct or any(_depends(below, other, seen + (name,)) for below in direct if below not in seen)
+
+
+def _site_groups(group, fleet, groups, sites, problems):
+    """(site groups in tier order, {host: tier}, {host: roles}) of ``inferops_rollout_group`` (``a`` or ``a:b``).
+
+    Groups of one tier, and a host's roles, follow the order of ``sites`` (the site playbooks' order).
+    """
+    named = []
+    for name in (part.strip() for part in group.split(':')):
+        if name and name not in named:
+            named.append(name)
+    unknown = [name for name in named if name not in sites]
+    if unknown or not named:
+        problems.append(_problem('inferops_rollout_group', group, 'not a site group%s; use one of %s, or several '
+                                 'joined with ":" (nvmeof_targets:nvmeof_initiators)' % (
+                                     ' (%s)' % ', '.join(unknown) if unknown else '', ', '.join(sorted(sites)))))
+        return named, {}, {}
+    site_order = list(sites)
+    ordered = sorted(named, key=lambda name: (_depth(name, named), site_order.index(name)))
+    tier_of, roles_of = {}, {}
+    for host in fleet:
+        mine = ordered if len(ordered) == 1 else [name for name in site_order
+                                                  if name in named and host in ((groups or {}).get(name) or [])]
+        clash = [(name, other) for name in mine for other in mine if _depends(name, other)]
+        if clash:
+            problems.append(_problem('inferops_rollout_group', group, '%s is in %s and in %s, which it depends on: '
+                                     'it would change before and after itself; roll them out one at a time, or '
+                                     'take %s out of one of them' % (host, clash[0][0], clash[0][1], host)))
+            continue
+        tier_of[host] = max([_depth(name, named) for name in mine] or [0])
+        roles_of[host] = []
+        for name in mine:
+            roles_of[host].extend(role for role in sites[name] if role not in roles_of[host])
+    return ordered, tier_of, roles_of
+
+
 def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None, run_tags=None, skip_tags=None):
     """The rollout plan (dict); ``errors`` lists every problem and the plan is empty when there is one.
 
-    ``sites`` maps each site group to the roles its site playbook runs; the group must be one of them.
+    ``sites`` maps each site group to the roles its site playbook runs, in the site playbooks' order; the
+    group must be one of them, or several joined with ``:`` (their hosts are found in ``groups``), each host
+    converging the roles of its groups in that order.
     ``run_tags`` / ``skip_tags``: Ansible's ``ansible_run_tags`` / ``ansible_skip_tags`` (refused unless none).
     """
     conf, problems = settings(values)
@@ -285,15 +391,20 @@ def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None,
     result = {'errors': problems, 'group': group, 'state_file': conf['inferops_rollout_state_file'],
               'fleet': fleet, 'done': [], 'pending': [], 'retried': [], 'waves': [], 'serial': [], 'order': [],
               'max_wave': None, 'budget': None, 'domains': {}, 'settings': conf, 'state': None, 'summary': '',
-              'roles': []}
+              'roles': [], 'host_roles': {}, 'tiers': []}
     if problems:
         return result
+    tier_of = {host: 0 for host in fleet}
+    tiers = [[group]]
     if sites is not None:
-        if group not in sites:
-            problems.append(_problem('inferops_rollout_group', group, 'not a site group; use one of %s (one rollout '
-                                                                      'per group)' % ', '.join(sorted(sites))))
+        ordered, tier_of, roles_of = _site_groups(group, fleet, groups, sites, problems)
+        if problems:
             return result
-        result['roles'] = list(sites[group])
+        group = ':'.join(ordered)
+        tiers = [[name for name in ordered if _depth(name, ordered) == depth]
+                 for depth in sorted({_depth(name, ordered) for name in ordered})]
+        result.update({'group': group, 'host_roles': roles_of,
+                       'roles': [role for name in ordered for role in sites[name]]})
     if not fleet:
         problems.append(_problem('inferops_rollout_group', group, 'no host of the inventory (or of --limit) is in '
                                                                   'this group; name a group with hosts'))
@@ -312,23 +423,26 @@ def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None,
     pending = retried + [host for host in fleet if host not in done and host not in retried]
 
     waves = []
-    if conf['inferops_rollout_canary'] and pending:
-        covered = {domains[host] for host in done}
-        canary, seen = [], set(covered)
-        for host in pending:
-            if domains[host] not in seen:
-                seen.add(domains[host])
-                canary.append(host)
-        waves.extend({'hosts': chunk, 'canary': True} for chunk in _chunks(canary, max_wave))
-    rest = [host for host in pending if not any(host in wave['hosts'] for wave in waves)]
-    specs = conf['inferops_rollout_waves']
-    index = 0
-    while rest:
-        spec = specs[min(index, len(specs) - 1)]
-        width = min(size(spec, count, rounding='up', minimum=1), max_wave)
-        waves.append({'hosts': rest[:width], 'canary': False})
-        rest = rest[width:]
-        index += 1
+    for tier in range(len(tiers)):
+        # Each tier is rolled out as a fleet of its own: canaries for its domains, then growing waves.
+        mine = [host for host in pending if tier_of[host] == tier]
+        if conf['inferops_rollout_canary'] and mine:
+            seen = {domains[host] for host in done if tier_of[host] == tier}
+            canary = []
+            for host in mine:
+                if domains[host] not in seen:
+                    seen.add(domains[host])
+                    canary.append(host)
+            waves.extend({'hosts': chunk, 'canary': True, 'tier': tier} for chunk in _chunks(canary, max_wave))
+        rest = [host for host in mine if not any(host in wave['hosts'] for wave in waves)]
+        specs = conf['inferops_rollout_waves']
+        index = 0
+        while rest:
+            spec = specs[min(index, len(specs) - 1)]
+            width = min(size(spec, count, rounding='up', minimum=1), max_wave)
+            waves.append({'hosts': rest[:width], 'canary': False, 'tier': tier})
+            rest = rest[width:]
+            index += 1
     for number, wave in enumerate(waves):
         wave['index'] = number
     result.update({
@@ -336,6 +450,8 @@ def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None,
         'serial': [len(wave['hosts']) for wave in waves],
         'order': [[host, wave['index']] for wave in waves for host in wave['hosts']],
         'max_wave': max_wave, 'budget': budget, 'domains': domains, 'state': state,
+        'tiers': [{'index': tier, 'groups': names, 'hosts': [host for host in fleet if tier_of[host] == tier]}
+                  for tier, names in enumerate(tiers)],
     })
     result['summary'] = _summary(result)
     return result
@@ -345,11 +461,19 @@ def _summary(result):
     if not result['waves']:
         return 'rollout of %s: all %d host(s) done already (%s); nothing to do' % (
             result['group'], len(result['fleet']), result['state_file'])
-    parts = ['wave %d%s: %s' % (wave['index'] + 1, ' (canary)' if wave['canary'] else '', ', '.join(wave['hosts']))
-             for wave in result['waves']]
+    tiered = len(result['tiers']) > 1
+    parts = ['wave %d%s: %s' % (
+        wave['index'] + 1,
+        ' (%s)' % ', '.join((['canary'] if wave['canary'] else [])
+                            + ([':'.join(result['tiers'][wave['tier']]['groups'])] if tiered else []))
+        if wave['canary'] or tiered else '',
+        ', '.join(wave['hosts'])) for wave in result['waves']]
     head = 'rollout of %s: %d host(s), %d done before, %d in %d wave(s) of at most %d; failure budget %d host(s)' % (
         result['group'], len(result['fleet']), len(result['done']), len(result['pending']), len(result['waves']),
         result['max_wave'], result['budget'])
+    if tiered:
+        head += '; %s, each whole before the next starts' % ' before '.join(
+            ':'.join(tier['groups']) for tier in result['tiers'])
     if result['retried']:
         head += '; retried first: %s' % ', '.join(result['retried'])
     return head + '. ' + '; '.join(parts)
@@ -398,6 +522,14 @@ def record(the_plan, wave, outcomes):
     canary_failed = waves[wave]['canary'] and failed_now
     over_budget = len(failed_total) > the_plan['budget']
     halt = bool(canary_failed or over_budget) and bool(failed_now)
+    # The last wave of a tier that leaves a host of it failed (within the budget) halts too when a
+    # later tier depends on it: no initiator is converged while its target is mid-change.
+    tier = waves[wave].get('tier', 0)
+    tiers = the_plan.get('tiers') or []
+    tier_failed = []
+    if not halt and later and waves[wave + 1].get('tier', 0) != tier and tier < len(tiers):
+        tier_failed = [host for host in tiers[tier]['hosts'] if host in state['failed']]
+        halt = bool(tier_failed)
     state['waves'].append({'wave': wave + 1, 'canary': waves[wave]['canary'], 'hosts': hosts,
                            'passed': passed, 'failed': failed_now})
     state['halted'] = None
@@ -407,12 +539,20 @@ def record(the_plan, wave, outcomes):
         ': %s' % state['failed'][host]['message'] if state['failed'][host]['message'] else '')
         for host in failed_now]
     if halt:
-        reason = ('a canary host failed' if canary_failed else
-                  '%d failed host(s) exceed the failure budget of %d' % (len(failed_total), the_plan['budget']))
-        state['halted'] = {'wave': wave + 1, 'reason': reason, 'failed': failed_now, 'untouched': later}
-        message = ('rollout of %s halted after wave %d of %d: %s. %s. Done: %s. Left untouched: %s. Fix the cause '
+        if canary_failed:
+            reason = 'a canary host failed'
+        elif over_budget:
+            reason = '%d failed host(s) exceed the failure budget of %d' % (len(failed_total), the_plan['budget'])
+        else:
+            reason = '%s not all done (failed: %s), and %s must not start while a host it depends on is mid-change' % (
+                ':'.join(tiers[tier]['groups']), ', '.join(tier_failed),
+                ':'.join(tiers[waves[wave + 1]['tier']]['groups']))
+        state['halted'] = {'wave': wave + 1, 'reason': reason, 'failed': failed_now or tier_failed,
+                           'untouched': later}
+        message = ('rollout of %s halted after wave %d of %d: %s. %sDone: %s. Left untouched: %s. Fix the cause '
                    'and rerun the same command to resume (state: %s); %s retried first.' % (
-                       the_plan['group'], wave + 1, len(waves), reason, '; '.join(lines),
+                       the_plan['group'], wave + 1, len(waves), reason,
+                       '; '.join(lines) + '. ' if lines else '',
                        ', '.join(state['done']) or 'none', ', '.join(later) or 'none', the_plan['state_file'],
                        ', '.join(failed_total)))
     elif failed_now:
@@ -449,4 +589,43 @@ def audit_gate_errors(results, severities, reads=None):
         problems.append('audit %s (%s) %s: %s; expected %s, observed %s; fix: %s' % (
             result.get('id'), result.get('severity'), result.get('subject') or '-', result.get('reason') or 'FAIL',
             result.get('expected'), result.get('observed'), result.get('fix')))
+    return problems
+
+
+def warmup_gate_errors(warmup, bound):
+    """Endpoints and models whose warm-up P99 is above ``bound`` (``{'*': ms, model: ms}``; {}: no bound).
+
+    ``warmup``: the warmup role's ``warmup_result`` (its ``traffic`` is triton_warmup's result) or the
+    module's result itself. The latency judged is the P99 at the end of the warm-up - the last window's
+    (``steady_p99_ms``), or the whole warm-up's (``p99_ms``) when it was shorter than a window: the
+    first requests after a load are the cold start the warm-up exists to absorb.
+    """
+    if not bound:
+        return []
+    if not isinstance(warmup, dict):
+        return ['no warm-up result to judge (the warmup role did not run or published nothing); a warm-up P99 '
+                'bound needs one']
+    traffic = warmup.get('traffic') if isinstance(warmup.get('traffic'), dict) else warmup
+    problems = []
+    for entry in traffic.get('results') or []:
+        if not isinstance(entry, dict):
+            continue
+        model = str(entry.get('model'))
+        limit = bound.get(model, bound.get('*'))
+        if limit is None:
+            continue
+        steady = entry.get('steady_p99_ms')
+        value, which = (steady, 'steady_p99_ms') if steady is not None else (entry.get('p99_ms'), 'p99_ms')
+        if value is None:
+            if entry.get('requests'):
+                problems.append('warm-up of model %s on %s: no successful request (%s of %s failed), no latency '
+                                'to judge' % (model, entry.get('endpoint'), entry.get('errors'),
+                                              entry.get('requests')))
+            continue
+        if value > limit:
+            problems.append('warm-up of model %s on %s: P99 %.1f ms (%s) above the bound of %g ms '
+                            '(inferops_rollout_warmup_p99_ms); %d requests, %d failed. Look at the node '
+                            '(page cache, CPU pinning, throttling) or raise the bound for this model'
+                            % (model, entry.get('endpoint'), value, which, limit, entry.get('requests') or 0,
+                               entry.get('errors') or 0))
     return problems

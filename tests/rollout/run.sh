@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # playbooks/rollout.yml's mechanics on three hosts that are the controller itself
 # (no guest): a clean rollout in the planned waves, a failure injected into the
-# second wave halting with the third host untouched, and the rerun resuming.
+# second wave halting with the third host untouched, and the rerun resuming;
+# then an NVMe-oF pool's tiers (targets before initiators) on four such hosts.
+#
+# --ci: the subset CI runs (stage preflight of tools/test.sh, about 45 s): the bad
+# input refused and the pool's halt and resume - three of the eight
+# ansible-playbook runs; the mechanics group's clean rollout, its rerun, its
+# halt and resume and the failure within a budget are left to a full run (and
+# to the unit tests of the plan and the record).
 set -uo pipefail
+ci=false
+[[ ${1:-} == --ci ]] && ci=true
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 work=$(mktemp -d)
@@ -26,6 +35,7 @@ check() {  # description, command...
 log() { tr '\n' ',' <"$work/log"; }
 state() { python3 -c "import json,sys; s=json.load(open('$work/state.json')); print(($1,))"; }
 
+if ! $ci; then
 # 1. clean: node1 (canary), node2, node3, each drain -> verify -> undrain
 run clean; rc=$?
 check "clean rollout exits 0" test "$rc" = 0
@@ -65,6 +75,8 @@ check "within the budget: node3 converged after node2 failed, node2 left drained
 check "... and the run ends failed (rc $rc) naming the host left drained" test "$rc" != 0 -a \
   "$(grep -c 'failed (left drained; a rerun retries them): node2' "$work/budget.out")" -ge 1
 
+fi
+
 # 5. bad input is refused before any host is touched
 rm -f "$work/state.json" "$work/log"
 run bad -e inferops_rollout_wave=2 -e '{"inferops_rollout_max_wave": "all"}' --skip-tags warmup; rc=$?
@@ -74,6 +86,29 @@ check "bad input refused (rc $rc), naming variable, value and fix" grep -qF \
 check "... the misspelt variable too" grep -qF 'inferops_rollout_wave = "2": not a rollout variable (misspelt?)' "$work/bad.out"
 check "... and --skip-tags" grep -qF -- '--skip-tags warmup: the rollout converges every role of the site' "$work/bad.out"
 check "... and no host was touched" test ! -e "$work/log"
+
+# 6. an NVMe-oF pool in one rollout: every target before any initiator; a target failing within the
+#    budget halts at the end of the targets' tier with the initiators untouched; the rerun resumes
+pool() {  # name, extra args...
+  local name=$1; shift
+  ansible-playbook -i tests/rollout/pool_inventory.yml playbooks/rollout.yml \
+    -e '{"__inferops_site_roles": {"nvmeof_targets": [], "nvmeof_initiators": []}}' \
+    -e inferops_rollout_group=nvmeof_initiators:nvmeof_targets -e "inferops_rollout_state_file=$work/pool.json" \
+    -e '{"inferops_rollout_waves": [1, "100%"]}' -e inferops_rollout_max_wave=1 -e inferops_rollout_failure_budget=1 \
+    -e "inferops_rollout_drain_tasks=$gates/drain.yml" -e "inferops_rollout_verify_tasks=$gates/verify.yml" \
+    -e "inferops_rollout_undrain_tasks=$gates/undrain.yml" -e "rollout_test_log=$work/log" "$@" \
+    >"$work/$name.out" 2>&1
+}
+rm -f "$work/log"
+pool pool_fail -e rollout_test_fail_host=t2; rc=$?
+check "pool: the targets first, t2 fails within the budget, no initiator touched (rc $rc)" test "$rc" != 0 -a \
+  "$(log)" = "drain t1,verify t1,undrain t1,drain t2,verify t2,"
+check "... the halt says why" grep -qF 'nvmeof_targets not all done (failed: t2), and nvmeof_initiators must not start' \
+  "$work/pool_fail.out"
+: >"$work/log"
+pool pool_resume; rc=$?
+check "pool: the rerun retries t2, then the initiators (rc $rc)" test "$rc" = 0 -a "$(log)" = \
+  "drain t2,verify t2,undrain t2,drain i1,verify i1,undrain i1,drain i2,verify i2,undrain i2,"
 
 if [ "$status" != 0 ]; then
   for out in "$work"/*.out; do echo "== $out"; tail -40 "$out"; done

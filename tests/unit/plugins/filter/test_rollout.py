@@ -94,3 +94,41 @@ def test_site_roles_map_matches_the_site_playbooks():
                 if 'roles' in play:
                     found[play['hosts']] = [entry['role'].split('.')[-1] for entry in play['roles']]
     assert found == sites
+
+
+def test_warmup_errors(filters):
+    warmup = {'page_cache': {}, 'traffic': {'results': [
+        {'endpoint': 'http://127.0.0.1:8000', 'model': 'identity', 'requests': 60, 'errors': 0, 'p99_ms': 900.0,
+         'steady_p99_ms': 12.5},
+        {'endpoint': 'http://127.0.0.1:8001', 'model': 'identity', 'requests': 60, 'errors': 1, 'p99_ms': 900.0,
+         'steady_p99_ms': 1500.0}]}}
+    assert filters['rollout_warmup_errors'](warmup) == [
+        'warm-up of model identity on http://127.0.0.1:8001: P99 1500.0 ms (steady_p99_ms) above the bound of 1000 ms '
+        '(inferops_rollout_warmup_p99_ms); 60 requests, 1 failed. Look at the node (page cache, CPU pinning, '
+        'throttling) or raise the bound for this model']
+    # the operator's forms: a number, a dict by model, false; the rollout passes its normalised setting
+    assert len(filters['rollout_warmup_errors'](warmup, 10)) == 2
+    assert filters['rollout_warmup_errors'](warmup, {'identity': 2000}) == []
+    assert filters['rollout_warmup_errors'](warmup, {'*': 1000.0}) == filters['rollout_warmup_errors'](warmup)
+    assert filters['rollout_warmup_errors'](warmup, False) == []
+    assert filters['rollout_warmup_errors'](None, 100) == [
+        'no warm-up result to judge (the warmup role did not run or published nothing); a warm-up P99 bound needs '
+        'one']
+
+
+def test_warmup_errors_bad_call(filters):
+    with pytest.raises(AnsibleFilterError, match='the input must be the warmup role'):
+        filters['rollout_warmup_errors']([1])
+    with pytest.raises(AnsibleFilterError, match='inferops_rollout_warmup_p99_ms = "soon": not a number'):
+        filters['rollout_warmup_errors']({}, 'soon')
+
+
+def test_plan_of_a_pool_rollout_through_the_filter(filters):
+    groups = {'nvmeof_targets': ['t1'], 'nvmeof_initiators': ['i1', 'i2']}
+    sites = {'nvmeof_targets': ['nvmeof_target'], 'nvmeof_initiators': ['nvmeof_initiator']}
+    values = dict(VALUES, inferops_rollout_group='nvmeof_initiators:nvmeof_targets', inferops_rollout_domain_var=None)
+    the_plan = filters['rollout_plan'](['i1', 'i2', 't1'], values, {}, groups, '', sites)
+    assert the_plan['errors'] == []
+    assert [wave['hosts'] for wave in the_plan['waves']] == [['t1'], ['i1'], ['i2']]
+    assert the_plan['host_roles'] == {'t1': ['nvmeof_target'], 'i1': ['nvmeof_initiator'],
+                                      'i2': ['nvmeof_initiator']}

@@ -407,8 +407,8 @@ def test_group_must_be_a_site_group_and_gives_its_roles():
     sites = {'local_nvme': ['kernel_tuning', 'nvme_sched'], 'serving': ['model_sync']}
     assert rollout.plan(['a'], values(), sites=sites)['roles'] == ['kernel_tuning', 'nvme_sched']
     the_plan = rollout.plan(['a'], dict(BASE, inferops_rollout_group='rack7'), sites=sites)
-    assert the_plan['errors'] == ['inferops_rollout_group = "rack7": not a site group; use one of local_nvme, '
-                                  'serving (one rollout per group)']
+    assert the_plan['errors'] == ['inferops_rollout_group = "rack7": not a site group (rack7); use one of '
+                                  'local_nvme, serving, or several joined with ":" (nvmeof_targets:nvmeof_initiators)']
 
 
 def test_tags_are_refused():
@@ -422,3 +422,206 @@ def test_tags_are_refused():
         '--skip-tags md_raid_xfs: the rollout converges every role of the site and records each host as done; run '
         'it without --tags/--skip-tags (site.yml --tags <role> reruns one concern)']
     assert the_plan['waves'] == []
+
+
+# --- several site groups: tiers (NVMe-oF targets before initiators) ------------------------------
+
+SITES = {'local_nvme': ['kernel_tuning', 'nvme_sched'], 'nvmeof_targets': ['nvmeof_target'],
+         'nvmeof_initiators': ['nvmeof_initiator'], 'serving': ['model_sync', 'triton_compose', 'warmup']}
+POOL = {'nvmeof_targets': ['t1', 't2'], 'nvmeof_initiators': ['i1', 'i2', 'i3', 'i4', 'i5']}
+POOL_FLEET = ['i1', 'i2', 'i3', 'i4', 'i5', 't1', 't2']   # as a pattern initiators:targets lists them
+
+
+def pool_plan(state=None, **extra):
+    settings = dict(group='nvmeof_initiators:nvmeof_targets', waves=[1, '100%'], max_wave=2)
+    settings.update(extra)
+    return rollout.plan(POOL_FLEET, values(**settings), groups=POOL, sites=SITES,
+                        state_text=None if state is None else json.dumps(state))
+
+
+def test_targets_roll_out_whole_before_any_initiator_whatever_the_order_written():
+    the_plan = pool_plan()
+    assert the_plan['errors'] == []
+    assert the_plan['group'] == 'nvmeof_targets:nvmeof_initiators'
+    assert waves(the_plan) == [['t1'], ['t2'], ['i1'], ['i2'], ['i3', 'i4'], ['i5']]
+    assert [wave['tier'] for wave in the_plan['waves']] == [0, 0, 1, 1, 1, 1]
+    # each tier has its canary and its own growing waves
+    assert [wave['canary'] for wave in the_plan['waves']] == [True, False, True, False, False, False]
+    assert the_plan['tiers'] == [{'index': 0, 'groups': ['nvmeof_targets'], 'hosts': ['t1', 't2']},
+                                 {'index': 1, 'groups': ['nvmeof_initiators'],
+                                  'hosts': ['i1', 'i2', 'i3', 'i4', 'i5']}]
+    assert the_plan['host_roles'] == dict({host: ['nvmeof_initiator'] for host in POOL['nvmeof_initiators']},
+                                          t1=['nvmeof_target'], t2=['nvmeof_target'])
+    assert the_plan['order'][:3] == [['t1', 0], ['t2', 1], ['i1', 2]]
+    assert the_plan['summary'].startswith(
+        'rollout of nvmeof_targets:nvmeof_initiators: 7 host(s), 0 done before, 7 in 6 wave(s) of at most 2; '
+        'failure budget 0 host(s); nvmeof_targets before nvmeof_initiators, each whole before the next starts. '
+        'wave 1 (canary, nvmeof_targets): t1; wave 2 (nvmeof_targets): t2; wave 3 (canary, nvmeof_initiators): i1;')
+
+
+def test_no_wave_mixes_targets_and_initiators():
+    the_plan = pool_plan(canary=False, waves=['100%'], max_wave=9)
+    assert waves(the_plan) == [['t1', 't2'], ['i1', 'i2', 'i3', 'i4', 'i5']]
+
+
+def test_a_failed_target_within_the_budget_halts_before_the_initiators():
+    the_plan = pool_plan(failure_budget=3)
+    the_plan['state'] = rollout.record(the_plan, 0, {'t1': OK})['state']
+    result = rollout.record(the_plan, 1, {'t2': {'ok': False, 'step': 'converge', 'task': 'nvmet', 'message': 'x'}})
+    assert result['halt'] is True
+    assert result['state']['halted'] == {
+        'wave': 2, 'failed': ['t2'], 'untouched': ['i1', 'i2', 'i3', 'i4', 'i5'],
+        'reason': 'nvmeof_targets not all done (failed: t2), and nvmeof_initiators must not start while a host it '
+                  'depends on is mid-change'}
+    assert result['message'].startswith(
+        'rollout of nvmeof_targets:nvmeof_initiators halted after wave 2 of 6: nvmeof_targets not all done '
+        '(failed: t2), and nvmeof_initiators must not start while a host it depends on is mid-change. t2 failed at '
+        'step converge (task "nvmet"): x. Done: t1. Left untouched: i1, i2, i3, i4, i5.')
+    # the rerun retries t2 alone first (t1's domain is covered), then the initiators' canary and waves
+    resumed = pool_plan(state=result['state'], failure_budget=3)
+    assert waves(resumed) == [['t2'], ['i1'], ['i2'], ['i3', 'i4'], ['i5']]
+    assert resumed['waves'][0]['canary'] is False and resumed['waves'][1]['canary'] is True
+
+
+def test_a_target_that_failed_in_an_earlier_wave_of_its_tier_halts_at_the_tier_end():
+    settings = values(group='nvmeof_targets:nvmeof_initiators', canary=False, waves=[1], max_wave=1, failure_budget=2)
+    the_plan = rollout.plan(['t1', 't2', 't3', 'i1'], settings,
+                            groups={'nvmeof_targets': ['t1', 't2', 't3'], 'nvmeof_initiators': ['i1']}, sites=SITES)
+    bad = {'ok': False, 'step': 'verify', 'message': 'no listener'}
+    first = rollout.record(the_plan, 0, {'t1': bad})
+    assert first['halt'] is False                 # within the budget, t2 and t3 are still targets
+    the_plan['state'] = first['state']
+    the_plan['state'] = rollout.record(the_plan, 1, {'t2': OK})['state']
+    last_target = rollout.record(the_plan, 2, {'t3': OK})
+    assert last_target['halt'] is True
+    assert last_target['state']['halted']['failed'] == ['t1']
+    assert last_target['state']['halted']['untouched'] == ['i1']
+    assert 'halted after wave 3 of 4: nvmeof_targets not all done (failed: t1)' in last_target['message']
+    assert '. Done: t2, t3. Left untouched: i1.' in last_target['message']
+
+
+def test_initiator_failure_within_budget_goes_on():
+    the_plan = pool_plan(failure_budget=1, canary=False, waves=[2], max_wave=2)
+    for index, wave in enumerate(the_plan['waves'][:2]):
+        the_plan['state'] = rollout.record(the_plan, index, {host: OK for host in wave['hosts']})['state']
+    result = rollout.record(the_plan, 2, {'i3': {'ok': False, 'step': 'verify', 'message': 'm'}, 'i4': OK})
+    assert result['halt'] is False            # the last tier: nothing depends on it
+
+
+def test_initiators_alone_are_one_tier():
+    the_plan = rollout.plan(['i1', 'i2'], values(group='nvmeof_initiators', waves=['100%'], max_wave=2),
+                            groups=POOL, sites=SITES)
+    assert the_plan['errors'] == [] and len(the_plan['tiers']) == 1
+    assert waves(the_plan) == [['i1'], ['i2']]
+    assert 'each whole before the next starts' not in the_plan['summary']
+
+
+def test_a_host_in_both_tiers_is_refused():
+    groups = {'nvmeof_targets': ['t1', 'x'], 'nvmeof_initiators': ['x', 'i1']}
+    the_plan = rollout.plan(['t1', 'x', 'i1'], values(group='nvmeof_targets:nvmeof_initiators'), groups=groups,
+                            sites=SITES)
+    assert the_plan['errors'] == [
+        'inferops_rollout_group = "nvmeof_targets:nvmeof_initiators": x is in nvmeof_initiators and in '
+        'nvmeof_targets, which it depends on: it would change before and after itself; roll them out one at a '
+        'time, or take x out of one of them']
+
+
+def test_a_host_of_two_groups_converges_both_in_the_site_playbooks_order():
+    groups = {'local_nvme': ['a', 'b'], 'serving': ['a', 'b']}
+    the_plan = rollout.plan(['a', 'b'], values(group='serving:local_nvme'), groups=groups, sites=SITES)
+    assert the_plan['errors'] == [] and the_plan['group'] == 'local_nvme:serving'
+    assert the_plan['host_roles']['a'] == ['kernel_tuning', 'nvme_sched', 'model_sync', 'triton_compose', 'warmup']
+    assert len(the_plan['tiers']) == 1
+
+
+def test_an_initiator_in_a_group_of_an_earlier_tier_rolls_with_the_initiators():
+    # a group that depends on nothing (k8s labels of the same hosts, serving) does not pull an initiator forward
+    sites = dict(SITES, labels=['k8s_node_labels'])
+    groups = dict(POOL, labels=['i1', 'i2', 'w1'])
+    the_plan = rollout.plan(['t1', 't2', 'i1', 'i2', 'w1'],
+                            values(group='labels:nvmeof_targets:nvmeof_initiators', canary=False, waves=['100%'],
+                                   max_wave=9), groups=groups, sites=sites)
+    assert the_plan['errors'] == []
+    assert the_plan['group'] == 'nvmeof_targets:labels:nvmeof_initiators'
+    assert waves(the_plan) == [['t1', 't2', 'w1'], ['i1', 'i2']]
+    assert the_plan['host_roles']['i1'] == ['nvmeof_initiator', 'k8s_node_labels']
+    assert the_plan['host_roles']['w1'] == ['k8s_node_labels']
+
+
+def test_several_groups_unknown_one_named():
+    the_plan = rollout.plan(['a'], values(group='local_nvme:gpu'), groups={'local_nvme': ['a']}, sites=SITES)
+    assert the_plan['errors'] == [
+        'inferops_rollout_group = "local_nvme:gpu": not a site group (gpu); use one of local_nvme, nvmeof_initiators, '
+        'nvmeof_targets, serving, or several joined with ":" (nvmeof_targets:nvmeof_initiators)']
+
+
+def test_state_of_a_pool_rollout_resumes_under_either_spelling():
+    the_plan = pool_plan()
+    state = rollout.record(the_plan, 0, {'t1': OK})['state']
+    assert state['group'] == 'nvmeof_targets:nvmeof_initiators'
+    resumed = rollout.plan(POOL_FLEET, values(group='nvmeof_targets:nvmeof_initiators', waves=[1, '100%'],
+                                              max_wave=2), groups=POOL, sites=SITES, state_text=json.dumps(state))
+    assert resumed['errors'] == [] and resumed['done'] == ['t1']
+
+
+# --- verify gate (warm-up latency) -----------------------------------------------------------------
+
+def warm(model, p99, steady=None, requests=60, errors=0, endpoint='http://127.0.0.1:8000'):
+    return {'endpoint': endpoint, 'model': model, 'requests': requests, 'errors': errors, 'p99_ms': p99,
+            'steady_p99_ms': steady}
+
+
+def test_warmup_bound_setting():
+    conf, problems = rollout.settings(BASE)
+    assert problems == [] and conf['inferops_rollout_warmup_p99_ms'] == {'*': 1000.0}
+    conf, problems = rollout.settings(values(warmup_p99_ms='250'))
+    assert problems == [] and conf['inferops_rollout_warmup_p99_ms'] == {'*': 250.0}
+    conf, problems = rollout.settings(values(warmup_p99_ms={'llama': 800, '*': 100.5}))
+    assert problems == [] and conf['inferops_rollout_warmup_p99_ms'] == {'*': 100.5, 'llama': 800.0}
+    for off in (False, 'false', 'off'):
+        conf, problems = rollout.settings(values(warmup_p99_ms=off))
+        assert problems == [] and conf['inferops_rollout_warmup_p99_ms'] == {}
+
+
+@pytest.mark.parametrize('value, message', [
+    (0, 'inferops_rollout_warmup_p99_ms = 0: not a number of milliseconds above 0; use the highest warm-up P99 in '
+        'milliseconds a host may show (250), a dict of model: milliseconds with "*" for the other models '
+        '({"llama": 800, "*": 100}), or false for no warm-up bound'),
+    ('fast', 'inferops_rollout_warmup_p99_ms = "fast": not a number of milliseconds above 0;'),
+    (True, 'inferops_rollout_warmup_p99_ms = true: not a number of milliseconds above 0;'),
+    ({'llama': -1}, 'inferops_rollout_warmup_p99_ms["llama"] = -1: not a number of milliseconds above 0;'),
+    ([100], 'inferops_rollout_warmup_p99_ms = [100]: not a number of milliseconds above 0;'),
+])
+def test_warmup_bound_bad_values(value, message):
+    dummy, problems = rollout.settings(values(warmup_p99_ms=value))
+    assert len(problems) == 1 and problems[0].startswith(message)
+
+
+def test_warmup_gate_judges_the_steady_p99_not_the_cold_start():
+    # p99 over the whole warm-up is the first (cold) request; the last window is what the node serves at
+    result = {'traffic': {'results': [warm('resnet', 2400.0, steady=38.0), warm('bert', 90.0, steady=310.5)]}}
+    assert rollout.warmup_gate_errors(result, {'*': 250.0}) == [
+        'warm-up of model bert on http://127.0.0.1:8000: P99 310.5 ms (steady_p99_ms) above the bound of 250 ms '
+        '(inferops_rollout_warmup_p99_ms); 60 requests, 0 failed. Look at the node (page cache, CPU pinning, '
+        'throttling) or raise the bound for this model']
+
+
+def test_warmup_gate_falls_back_to_the_whole_p99_and_bounds_per_model():
+    result = {'results': [warm('llama', 700.0, requests=10), warm('tiny', 120.0, requests=10),
+                          warm('other', 5000.0, requests=10)]}     # triton_warmup's result itself
+    problems = rollout.warmup_gate_errors(result, {'llama': 800.0, 'tiny': 100.0})
+    assert problems == [
+        'warm-up of model tiny on http://127.0.0.1:8000: P99 120.0 ms (p99_ms) above the bound of 100 ms '
+        '(inferops_rollout_warmup_p99_ms); 10 requests, 0 failed. Look at the node (page cache, CPU pinning, '
+        'throttling) or raise the bound for this model']   # 'other' has no bound and no "*"
+
+
+def test_warmup_gate_without_latency():
+    result = {'traffic': {'results': [warm('a', None, requests=20, errors=20), warm('b', None, requests=0)]}}
+    assert rollout.warmup_gate_errors(result, {'*': 100.0}) == [
+        'warm-up of model a on http://127.0.0.1:8000: no successful request (20 of 20 failed), no latency to judge']
+    assert rollout.warmup_gate_errors(None, {'*': 100.0}) == [
+        'no warm-up result to judge (the warmup role did not run or published nothing); a warm-up P99 bound needs '
+        'one']
+    assert rollout.warmup_gate_errors(None, {}) == []
+    assert rollout.warmup_gate_errors({'traffic': {'results': [warm('a', 9e9)]}}, {}) == []
