@@ -47,9 +47,8 @@ def pins(check, reads, expected):
             results.append(check.skip('all %d matched IRQs are kernel-managed (left to the kernel): %s'
                                       % (len(managed), ', '.join(managed)), subject=subject))
             continue
-        wrong = ['IRQ %s (%s): smp_affinity_list %s, the rule wants %s' % (e['irq'], e['name'], e['before'] or 'unreadable',
-                                                                          e['target'])
-                 for e in movable if e['status'] in ('changed', 'failed')]
+        wrong = ['IRQ %s (%s): smp_affinity_list %s, the rule wants %s' % (
+            e['irq'], e['name'], e['before'] or 'unreadable', e['target']) for e in movable if e['status'] in ('changed', 'failed')]
         notes = []
         if managed:
             notes.append('kernel-managed, left to the kernel: %s' % ', '.join(managed))

@@ -17,7 +17,7 @@ description:
     document per run, C(<dest_dir>/audit-<UTC time>.json), atomically.
   - The document follows C(schemas/audit_report.schema.json) of this collection (C(schema_version) 1). When the
     controller has python-jsonschema, the report is checked against it before it is written.
-  - Compares the results with the previous report (O(previous), else the newest C(audit-*.json) of O(dest_dir)):
+  - Compares the results with the previous report (O(previous), else the newest C(audit-*.json) of O(dest_dir)) -
     what broke (PASS, SKIP or absent -> WARN or FAIL; WARN -> FAIL) and what got fixed, by host, check id and
     subject; the diff is printed and kept in the report (C(diff)).
   - Renders from the report, each written atomically when its option is set - O(html_path), a self-contained
@@ -26,7 +26,7 @@ description:
     (C(inferops_audit_check{check,subject,severity,status}) and friends; see C(docs/audit.md)).
   - Prints a summary (counts, then every FAIL and WARN with its fix, then the diff) and fails after writing the
     reports when a check FAILed (unless O(fail_on_fail=false)).
-  - An action plugin; writes on the controller only, also in check mode (the reports are the point of the run:
+  - An action plugin; writes on the controller only, also in check mode (the reports are the point of the run,
     the audit changes no managed host either way); RV(files) names what it wrote.
 options:
   hosts:

@@ -20,8 +20,7 @@ import jsonschema
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue
-from ansible_collections.inferops.node.plugins.filter.irq import irq_rules_normalize
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, irq
 from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, nvme_health_info, nvme_info, platform_info
 from ansible_collections.inferops.node.plugins.modules import sysctl_info
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
@@ -90,15 +89,15 @@ def record(tmp_path_factory):
     rec = Recorded(tmp_path_factory)
     md_args = {'arrays': test_md_info.REQUEST, 'units': test_md_info.UNITS}
     arrays = ('md126', 'md127')
-    # irq_info and irq_pin (list_only, the lab inventory's rules as the role normalizes them) on irqrec
+    # irq_info and irq_pin (list_only, the lab inventory's rules as the role's filter irq_rules_normalize gives them) on irqrec
     # (fixtures/info): fresh, and converged after nvme_sched and irq_affinity.
-    pins = {'rules': irq_rules_normalize(LAB['irq_affinity_rules']), 'list_only': True}
+    pins = {'rules': [irq.normalize_rule(rule) for rule in LAB['irq_affinity_rules']], 'list_only': True}
     irq_show = {'fresh': '@fresh/systemctl_irqbalance.txt', 'converged': '@converged/systemctl_show.txt'}
 
-    def irq(state):
+    def irq_reads(state):
         return rec.run_all(test_irq_info.Guest, state, [(irq_info.main, None), (irq_pin.main, pins)],
                            setup=lambda guest: guest.on(test_irq_info.SHOW, out=irq_show[state]))
-    converged, fresh = irq('converged'), irq('fresh')
+    converged, fresh = irq_reads('converged'), irq_reads('fresh')
     return {
         'irq_info': converged[0],
         'irq_pin': converged[1],

@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import html.parser
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -26,7 +25,6 @@ import xml.etree.ElementTree as ET
 import zlib
 
 import jsonschema
-import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_outputs
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
