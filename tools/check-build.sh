@@ -9,10 +9,15 @@ touch "$scratch/empty.cfg"
 export ANSIBLE_CONFIG="$scratch/empty.cfg"
 ansible-galaxy collection build "$root" --output-path "$scratch" --force
 tarball=$(ls "$scratch"/inferops-node-*.tar.gz)
-if tar -tzf "$tarball" | grep -E '^(\.venv|\.cache|\.ci|tests|tools|molecule)/'; then
-  echo "artifact ships development files"
+listing=$(tar -tzf "$tarball")
+if grep -E '^(\.venv|\.cache|\.ci|\.config|\.git|tests|tools|molecule|ee|requirements|collections)/|^(\.ansible-lint|\.yamllint|ansible\.cfg|\.gitignore)$|\.tar\.gz$' <<<"$listing"; then
+  echo "artifact ships development files (above): add them to galaxy.yml's build_ignore"
   exit 1
 fi
+# Galaxy shows the license and the changelog from the artifact (docs/release.md).
+for file in LICENSE README.md CHANGELOG.rst changelogs/changelog.yaml meta/runtime.yml; do
+  grep -qx "$file" <<<"$listing" || { echo "artifact lacks $file"; exit 1; }
+done
 ansible-galaxy collection install "$tarball" -p "$scratch/collections" --no-deps --force
 bundle=$(python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))')
 cd "$scratch"
