@@ -15,6 +15,8 @@ apt_packages=(
   # textfile (Debian ships it only in the prometheus package), headless
   # chromium renders the HTML report.
   prometheus chromium
+  # ansible-test's shellcheck sanity test skips itself when shellcheck is missing.
+  shellcheck
 )
 
 missing=()

@@ -4,7 +4,7 @@
 # Usage: tools/test.sh [stage ...]   (default: all stages; see `stages` below)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+cd "$root" || exit
 logs="$root/.cache/test-logs"
 mkdir -p "$logs"
 
@@ -70,7 +70,7 @@ declare -A limit=(
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
-for fn in $(compgen -A function stage_); do export -f "$fn"; done
+for fn in $(compgen -A function stage_); do export -f "${fn?}"; done
 
 # After a time-out: the guests' consoles say whether a guest hung, panicked or
 # never came back; then the guests are stopped (molecule's destroy never ran).
@@ -92,6 +92,7 @@ run_stage() {
   seconds=$(( ${limit[$stage]:-$default_limit} * scale ))
   start=$SECONDS
   if [[ $stage == molecule:* ]]; then
+    # shellcheck disable=SC2016  # $1 is the inner shell's argument
     timeout --kill-after=30 "$seconds" bash -c 'stage_molecule "$1"' _ "${stage#molecule:}" >"$log" 2>&1
   else
     timeout --kill-after=30 "$seconds" bash -c "stage_$stage" >"$log" 2>&1

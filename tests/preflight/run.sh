@@ -3,7 +3,7 @@
 # tests/preflight/bad_inventory (each bad host must fail, for its reason).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit
 status=0
 
 for inventory in inventories/*/; do

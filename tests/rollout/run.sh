@@ -13,7 +13,7 @@ set -uo pipefail
 ci=false
 [[ ${1:-} == --ci ]] && ci=true
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
