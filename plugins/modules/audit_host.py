@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: audit_host
 short_description: Evaluate the node audit's checks for one host from its info modules' results
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Evaluates every check of the node audit's catalogue (C(plugins/module_utils/audit_*.py), listed in
     C(docs/audit.md)) on what the info modules returned on the host - it never reads the host itself.

@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: audit_report
 short_description: Write the node audit's report (JSON, HTML, JUnit XML, node_exporter textfiles) with the fleet checks and the diff
-version_added: 0.3.0
+version_added: 0.1.0
 description:
   - Run once per run (C(run_once)) after M(inferops.node.audit_host) ran on every host. Collects every host's
     results (a host without one - unreachable, or failed before the audit - gets a FAIL C(audit.reachable)),

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: blockdev_queue
 short_description: Set the request queue of block devices (I/O scheduler, read-ahead, nr_requests) now
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

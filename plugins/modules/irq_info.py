@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: irq_info
 short_description: Report the IRQs, their devices and affinities, and irqbalance's state
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

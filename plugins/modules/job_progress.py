@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: job_progress
 short_description: Poll an async job once and print the progress line of its status file
-version_added: 0.2.0
+version_added: 0.1.0
 description:
   - One poll of a job started with C(async) and C(poll=0) - the result of M(ansible.builtin.async_status) plus
     the JSON status file the job keeps up to date (for example M(inferops.node.page_cache)'s O(inferops.node.page_cache#module:status_file)).

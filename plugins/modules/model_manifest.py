@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: model_manifest
 short_description: Compute a model directory's sha256 manifest and publish the model to an S3-compatible store
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: model_sync
 short_description: Make a local model repository match model versions in an S3-compatible store
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

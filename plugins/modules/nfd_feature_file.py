@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: nfd_feature_file
 short_description: Publish Kubernetes node labels through a node-feature-discovery local feature file, with an expiry time
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: nic_info
 short_description: Report network interfaces, their queues' RPS/XPS masks and their queue IRQs
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

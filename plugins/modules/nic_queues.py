@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: nic_queues
 short_description: Steer a NIC's receive/transmit queues (RPS, XPS) and queue IRQs to CPU groups
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

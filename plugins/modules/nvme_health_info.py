@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: nvme_health_info
 short_description: Report the health of every NVMe controller - temperature, critical warnings, wear, media errors, PCIe link, firmware
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: nvme_info
 short_description: Report the NVMe controllers and namespaces - identity, PCIe link, NUMA node, queue settings
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

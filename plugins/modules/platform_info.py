@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: platform_info
 short_description: Report the OS and kernel release, CPUs, NUMA nodes, SMT, cpufreq governors and CPU idle states
-version_added: 0.3.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

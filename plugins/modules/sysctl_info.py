@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: sysctl_info
 short_description: Report kernel parameters, the sysctl.d files that set them, transparent huge pages and loaded modules
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: sysctl_runtime
 short_description: Set kernel parameters (sysctl) now, without writing a file
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:
