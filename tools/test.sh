@@ -25,21 +25,31 @@ stage_preflight() {
   bash tests/rollout/run.sh --ci || status=1
   return "$status"
 }
-# ansible-test skips a sanity test whose program is missing and still passes:
-# a skipped test must not count as passed.
-stage_sanity() {
-  local out rc
+# ansible-test passes a sanity test whose program is missing (with a warning),
+# pytest passes with skipped tests: neither may count as passed in CI.
+fail_on_skips() {
+  local pattern=$1 message=$2 out rc
+  shift 2
   out=$(mktemp)
-  tools/ansible-test.sh sanity 2>&1 | tee "$out"
+  "$@" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
-  if grep -q 'Required program .* not found' "$out"; then
-    echo "sanity: a test was skipped because its program is missing (above): install it in tools/bootstrap.sh"
+  if grep -qE "$pattern" "$out"; then
+    echo "$message"
     rc=1
   fi
   rm -f "$out"
   return "$rc"
 }
-stage_units() { tools/ansible-test.sh units; }
+stage_sanity() {
+  fail_on_skips 'Required program .* not found' \
+    "sanity: a test was skipped because its program is missing (above): install it in tools/bootstrap.sh" \
+    tools/ansible-test.sh sanity
+}
+stage_units() {
+  fail_on_skips '^=+ .*[0-9]+ skipped' \
+    "units: tests were skipped (above): install what they need in tools/bootstrap.sh or tests/unit/requirements.txt" \
+    tools/ansible-test.sh units
+}
 stage_build() { tools/check-build.sh; }
 stage_ee() { tools/check-ee.sh; }
 stage_lab_image() { tools/inferops-lab image; }
@@ -83,7 +93,7 @@ declare -A limit=(
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
-for fn in $(compgen -A function stage_); do export -f "${fn?}"; done
+for fn in fail_on_skips $(compgen -A function stage_); do export -f "${fn?}"; done
 
 # After a time-out: the guests' consoles say whether a guest hung, panicked or
 # never came back; then the guests are stopped (molecule's destroy never ran).
