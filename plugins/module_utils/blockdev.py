@@ -10,7 +10,9 @@
   and sysfs.
 * ``parse_mdstat``, ``parse_mdadm_export``, ``parse_mdadm_detail`` and ``md_sysfs_state`` read
   md array state; ``md_stripe_width_kb`` computes an array's full stripe width.
-* ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``queue_settings`` - its request
+* ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``drive_identity`` - those with its serial,
+  model, firmware and size (what ``md_info`` reports per member and ``nvme_devices`` per namespace);
+  ``queue_settings`` - its request
   queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
   ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).
 
@@ -23,14 +25,14 @@ import json
 import os
 import re
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from . import sysfs
 
 __all__ = [
     'BlockDevError', 'resolve_device', 'device_kind',
     'udev_properties', 'lsblk_json', 'blkid_probe', 'wipefs_probe', 'probe_usage',
     'holders', 'partitions', 'parse_mdstat', 'parse_mdadm_export', 'parse_mdadm_detail',
     'md_sysfs_state', 'md_stripe_width_kb', 'md_level_number', 'md_members_from_export',
-    'parse_sync_completed', 'by_id_paths', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
+    'parse_sync_completed', 'by_id_paths', 'drive_identity', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
     'PAGE_KB',
 ]
 
@@ -527,6 +529,21 @@ def by_id_paths(kname):
         if sysfs.realpath(path) == '/dev/%s' % kname:
             paths.append(path)
     return sorted(paths, key=lambda p: (bool(re.search(r'/(nvme-eui\.|nvme-nvme\.|wwn-)', p)), len(p), p))
+
+
+def drive_identity(kname):
+    """``{by_id, by_id_all, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when
+    unknown): ``by_id_paths``, the ``device``'s ``serial``/``model``/``firmware_rev`` (an NVMe namespace's
+    controller, or a multipath head's subsystem), the size in bytes."""
+    base = '/sys/class/block/%s' % kname
+    sectors = sysfs.read_int(base + '/size')
+
+    def attr(name):
+        value = sysfs.read_attr('%s/device/%s' % (base, name))
+        return value.strip() if value is not None and value.strip() else None
+    ids = by_id_paths(kname)
+    return {'by_id': ids[0] if ids else None, 'by_id_all': ids, 'serial': attr('serial'), 'model': attr('model'),
+            'firmware': attr('firmware_rev'), 'size_bytes': sectors * 512 if sectors is not None else None}
 
 
 def parse_scheduler(text):

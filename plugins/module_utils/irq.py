@@ -127,15 +127,9 @@ def pci_irq_devices():
     ``msi_irqs`` (MSI/MSI-X vectors; legacy INTx lines can be shared and are left out). ``numa_node`` is
     None when the firmware does not tell (-1)."""
     devices = {}
-    for dev in sysfs.listdir('/sys/bus/pci/devices'):
-        base = '/sys/bus/pci/devices/%s' % dev
-        irqs = irq_devices.msi_irqs(dev)
-        if not irqs:
-            continue
-        node = sysfs.read_int(base + '/numa_node')
-        driver = os.path.basename(sysfs.realpath(base + '/driver')) if sysfs.exists(base + '/driver') else None
-        info = {'pci_address': dev, 'driver': driver, 'numa_node': node if node is not None and node >= 0 else None}
-        for irq in irqs:
+    for address, function in irq_devices.pci_functions().items():
+        info = {'pci_address': address, 'driver': function['driver'], 'numa_node': function['numa_node']}
+        for irq in function['irqs']:
             devices[irq] = info
     return devices
 

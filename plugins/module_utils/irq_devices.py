@@ -18,8 +18,10 @@ vectors (``/sys/bus/pci/devices/<address>/msi_irqs``):
 ``identity_table()`` reads the host once into a JSON-able dict (what ``irq_info`` returns as
 ``identities``); ``resolve(kind, value, table)`` works on that dict only, so the module, the boot-time
 script (both on the host) and the controller-side filter (on ``irq_info``'s result) resolve with the
-same code. No Ansible imports, only the standard library and ``sysfs.py`` (imported relatively): the
-irq_affinity role installs this file next to ``irq.py`` for its boot-time script.
+same code. The NVMe controllers and namespaces are read by ``nvme_devices`` (the reads of ``nvme_info``),
+not here. No Ansible imports, only the standard library and siblings (imported relatively): the
+irq_affinity and nic_queues roles install this file with ``irq.py``, ``nvme_devices.py`` and what that
+imports for their boot-time scripts.
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ from __future__ import annotations
 import os
 import re
 
-from . import sysfs
+from . import blockdev, nvme_devices, sysfs
 
-__all__ = ['KINDS', 'PCI_ADDRESS', 'BY_ID', 'msi_irqs', 'pci_function', 'identity_table', 'resolve',
-           'value_problem']
+__all__ = ['KINDS', 'PCI_ADDRESS', 'BY_ID', 'msi_irqs', 'pci_functions', 'identity_table', 'resolve', 'value_problem']
 
 # The selector keys of a rule, in the order the messages list them.
 KINDS = ('serial', 'by_id', 'pci_address', 'md_array')
@@ -44,19 +45,19 @@ def msi_irqs(address):
     return sorted(int(irq) for irq in sysfs.listdir('/sys/bus/pci/devices/%s/msi_irqs' % address) if irq.isdigit())
 
 
-def pci_function(path):
-    """The PCI address a sysfs device ``path`` sits under (the last ``dddd:bb:dd.f`` component of its
-    real path), or None (a virtual device, a fabrics controller)."""
-    found = None
-    for part in sysfs.realpath(path).split('/'):
-        if PCI_ADDRESS.match(part):
-            found = part
-    return found
-
-
-def _text(path):
-    value = sysfs.read_attr(path)
-    return value.strip() or None if value is not None else None
+def pci_functions():
+    """Every PCI function with MSI/MSI-X vectors: address -> ``{'driver', 'numa_node', 'irqs'}`` (``numa_node``
+    None when the firmware does not tell, -1)."""
+    functions = {}
+    for address in sysfs.listdir('/sys/bus/pci/devices'):
+        irqs = msi_irqs(address)
+        if irqs:
+            base = '/sys/bus/pci/devices/%s' % address
+            node = sysfs.read_int(base + '/numa_node')
+            functions[address] = {
+                'driver': os.path.basename(sysfs.realpath(base + '/driver')) if sysfs.exists(base + '/driver') else None,
+                'numa_node': node if node is not None and node >= 0 else None, 'irqs': irqs}
+    return functions
 
 
 def identity_table():
@@ -65,42 +66,22 @@ def identity_table():
     ``pci`` - address -> ``{'driver', 'irqs'}`` for every PCI function with MSI vectors; ``nvme`` -
     controller -> ``{'serial', 'model', 'pci_address'}``; ``block`` - block device -> ``{'pci_address',
     'controller'}`` for NVMe namespaces and their partitions; ``by_id`` - link -> block device;
-    ``md`` - array name -> ``{'device', 'members'}`` (``/dev/md/<name>``, its slaves)."""
-    pci = {}
-    for address in sysfs.listdir('/sys/bus/pci/devices'):
-        irqs = msi_irqs(address)
-        if irqs:
-            base = '/sys/bus/pci/devices/%s/driver' % address
-            pci[address] = {'driver': os.path.basename(sysfs.realpath(base)) if sysfs.exists(base) else None,
-                            'irqs': irqs}
-    nvme = {}
+    ``md`` - array name -> ``{'device', 'members'}`` (``/dev/md/<name>``, its slaves).
 
-    def controller(name, path):
-        if name not in nvme:
-            nvme[name] = {'serial': _text(path + '/serial'), 'model': _text(path + '/model'),
-                          'pci_address': pci_function(path)}
-
-    for ctrl in sysfs.listdir('/sys/class/nvme'):
-        controller(ctrl, '/sys/class/nvme/%s' % ctrl)
+    The NVMe side is ``nvme_devices`` (what ``nvme_info`` reports): controllers with their identity and
+    PCI address, and the namespace -> controller walk."""
+    pci = dict((address, {'driver': fn['driver'], 'irqs': fn['irqs']}) for address, fn in pci_functions().items())
+    ctrls = nvme_devices.controllers()
+    nvme = dict((c['name'], {'serial': c['serial'], 'model': c['model'], 'pci_address': c['pci_address']})
+                for c in ctrls)
     block = {}
-    for kname in sysfs.listdir('/sys/class/block'):
-        if not kname.startswith('nvme'):
-            continue
-        # /sys/devices/pci.../<address>/nvme/nvme0/nvme0n1[/nvme0n1p1]: the controller is the
-        # component after "nvme". A native-multipath head sits under .../nvme-subsystem/nvme-subsysN/:
-        # the first local controller of that subsystem stands for it.
-        parts = sysfs.realpath('/sys/class/block/%s' % kname).split('/')
-        ctrl = None
-        if 'nvme' in parts[:-2]:
-            at = parts.index('nvme')
-            ctrl = parts[at + 1]
-            controller(ctrl, '/'.join(parts[:at + 2]))
-        elif 'nvme-subsystem' in parts[:-2]:
-            subsys = '/'.join(parts[:parts.index('nvme-subsystem') + 2])
-            local = [c for c in sysfs.listdir(subsys) if c in nvme and nvme[c]['pci_address']]
-            ctrl = local[0] if local else None
-        if ctrl in nvme and nvme[ctrl]['pci_address']:
-            block[kname] = {'controller': ctrl, 'pci_address': nvme[ctrl]['pci_address']}
+    for kname, names in nvme_devices.namespace_controllers(ctrls).items():
+        # A native-multipath head lists every controller of its subsystem: the first local (PCIe) one
+        # stands for it; a fabrics controller has no IRQs of its own.
+        local = [name for name in names if nvme[name]['pci_address']]
+        if local:
+            for dev in [kname] + blockdev.partitions(kname):
+                block[dev] = {'controller': local[0], 'pci_address': nvme[local[0]]['pci_address']}
     by_id = {}
     for entry in sysfs.listdir('/dev/disk/by-id'):
         target = os.path.basename(sysfs.realpath(BY_ID + entry))

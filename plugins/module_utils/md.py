@@ -9,7 +9,6 @@ and ``md_info`` (which only reads) get array state from.
   ``/sys/block/mdX/md`` and ``/proc/mdstat`` merged (level, UUID, members with their roles, status,
   sync progress, degraded/failed/spare counts).
 * ``array_names`` - kernel name -> array name (from the ``/dev/md/<name>`` links udev makes).
-* ``drive_identity`` - a drive's by-id paths (``blockdev.by_id_paths``), serial, model, firmware and size.
 
 Commands run through the module's ``command.CommandRunner`` (``runner``): C locale, argument lists.
 """
@@ -23,7 +22,7 @@ from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 __all__ = [
     'SYNC_STATUS', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
-    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'drive_identity',
+    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names',
 ]
 
 # sync_action (sysfs) or the /proc/mdstat action -> the status word reported for the array.
@@ -169,16 +168,3 @@ def array_status(runner, kname, name, members=None):
         in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
         result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]
     return result
-
-
-def drive_identity(kname):
-    """``{by_id, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when unknown)."""
-    base = '/sys/class/block/%s' % kname
-    sectors = sysfs.read_int(base + '/size')
-
-    def attr(name):
-        value = sysfs.read_attr('%s/device/%s' % (base, name))
-        return value.strip() if value is not None and value.strip() else None
-    ids = blockdev.by_id_paths(kname)
-    return {'by_id': ids[0] if ids else None, 'by_id_all': ids, 'serial': attr('serial'), 'model': attr('model'),
-            'firmware': attr('firmware_rev'), 'size_bytes': sectors * 512 if sectors is not None else None}

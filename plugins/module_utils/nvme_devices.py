@@ -5,6 +5,8 @@
 
 * ``controllers()`` - ``nvme_fabrics.controllers()`` (transport, address, subsystem, state, queues) with
   the identity (model, serial, firmware), NUMA node, and for PCIe the PCI address, driver and link;
+* ``namespace_controllers(ctrls)`` - which controllers each namespace block device belongs to (the walk
+  ``namespaces`` and the IRQ device selectors of ``irq_devices`` share, without the identity and queue reads);
 * ``namespaces(ctrls)`` - every NVMe namespace block device (``nvme<c>n<n>``; the hidden per-path
   devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity,
   ``/dev/disk/by-id`` links and request queue (``blockdev.queue_settings``);
@@ -13,6 +15,10 @@
 
 Sysfs only, no command: every field is there without nvme-cli (``nvme list -v -o json`` shows the same
 identity, which the unit tests compare). Paths go through ``module_utils.sysfs``.
+
+No Ansible imports (standard library and siblings, imported relatively): the irq_affinity and nic_queues
+roles install this file, with ``nvme_fabrics.py`` and ``blockdev.py``, for their boot-time scripts
+(``irq_devices.py`` reads the NVMe drives through it).
 """
 
 from __future__ import annotations
@@ -20,9 +26,9 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.inferops.node.plugins.module_utils import blockdev, nvme_fabrics, sysfs
+from . import blockdev, nvme_fabrics, sysfs
 
-__all__ = ['controllers', 'namespaces', 'pci_link', 'parse_link_speed']
+__all__ = ['controllers', 'namespace_controllers', 'namespaces', 'pci_link', 'parse_link_speed']
 
 _NS_RE = re.compile(r'^nvme\d+n\d+$')
 _SPEED_RE = re.compile(r'^(\d+(?:\.\d+)?)\s*GT/s')
@@ -90,6 +96,24 @@ def _kname_key(name):
     return [int(part) for part in re.findall(r'\d+', name)]
 
 
+def namespace_controllers(ctrls=None):
+    """Namespace block device -> the names of its controllers (``controllers()``), sorted by controller and
+    namespace number: the controller it hangs off, or for a native-multipath head (whose ``device`` is the
+    subsystem) every controller of that subsystem (its paths), in name order. A namespace none of ``ctrls``
+    owns maps to an empty list."""
+    if ctrls is None:
+        ctrls = controllers()
+    names = set(c['name'] for c in ctrls)
+    result = {}
+    for kname in sorted((n for n in sysfs.listdir('/sys/class/block') if _NS_RE.match(n)), key=_kname_key):
+        parent = os.path.basename(sysfs.realpath('/sys/class/block/%s/device' % kname))
+        if parent in names:
+            result[kname] = [parent]
+        else:
+            result[kname] = [c['name'] for c in ctrls if c['subsystem'] and c['subsystem'] == parent]
+    return result
+
+
 def namespaces(ctrls=None):
     """Every NVMe namespace block device, sorted by controller and namespace number.
 
@@ -103,29 +127,20 @@ def namespaces(ctrls=None):
         ctrls = controllers()
     by_name = dict((c['name'], c) for c in ctrls)
     result = []
-    for kname in sorted((n for n in sysfs.listdir('/sys/class/block') if _NS_RE.match(n)), key=_kname_key):
+    for kname, names in namespace_controllers(ctrls).items():
         base = '/sys/class/block/%s' % kname
-        parent = os.path.basename(sysfs.realpath(base + '/device'))
-        if parent in by_name:
-            names = [parent]
-        else:
-            # Native multipath head: its device is the subsystem, whose controllers are the paths.
-            names = [c['name'] for c in ctrls if c['subsystem'] and c['subsystem'] == parent]
         for name in names:
             by_name[name]['namespaces'].append(kname)
         first = by_name[names[0]] if names else {}
-        sectors = sysfs.read_int(base + '/size')
-        ids = blockdev.by_id_paths(kname)
-        result.append({
+        entry = {
             'name': kname, 'device': '/dev/%s' % kname, 'nsid': sysfs.read_int(base + '/nsid'),
-            'size_bytes': sectors * 512 if sectors is not None else None, 'wwid': _text(base + '/wwid'),
-            'controllers': names,
-            'model': _text(base + '/device/model'), 'serial': _text(base + '/device/serial'),
-            'firmware': _text(base + '/device/firmware_rev'),
+            'wwid': _text(base + '/wwid'), 'controllers': names,
             'transport': first.get('transport'), 'pci_address': first.get('pci_address'),
             'numa_node': first.get('numa_node'),
-            'by_id': ids[0] if ids else None, 'by_id_all': ids,
             'holders': blockdev.holders(kname),
             'queue': blockdev.queue_settings(kname),
-        })
+        }
+        # by_id, by_id_all, model, serial, firmware, size_bytes: as md_info reports an array's members.
+        entry.update(blockdev.drive_identity(kname))
+        result.append(entry)
     return result

@@ -36,9 +36,9 @@ import json
 import re
 import uuid
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
-from ansible_collections.inferops.node.plugins.module_utils.mount_options import option_errors
+from . import sysfs
+from . import nvme_common as common
+from .mount_options import option_errors
 
 __all__ = [
     'parse_address', 'controllers', 'subsystems', 'matches', 'expected_ctrl_loss_tmo',

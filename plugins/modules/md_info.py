@@ -406,7 +406,7 @@ def read_arrays(runner, requested, by_kname):
             entry.update(md.array_status(runner, kname, name))
             entry['exists'] = True
             for member in entry['members']:
-                member.update(md.drive_identity(member['kname']))
+                member.update(blockdev.drive_identity(member['kname']))
             entry['failed'] = len([m for m in entry['members'] if m['role'] == 'faulty'])
             entry['spare'] = len([m for m in entry['members'] if m['role'] == 'spare'])
             entry['layout'] = sysfs.read_int('/sys/block/%s/md/layout' % kname)
@@ -453,7 +453,7 @@ def classify(runner, spec, own, path, by_kname):
         entry.update(usage='invalid', detail='is a partition (%s), not a whole device' % real)
         return entry
     entry['whole'] = True
-    entry.update(md.drive_identity(kname))
+    entry.update(blockdev.drive_identity(kname))
     held = blockdev.holders(kname)
     tags, sigs = signatures(runner, real)
     entry.update(holders=held, blkid=tags, signatures=sigs)

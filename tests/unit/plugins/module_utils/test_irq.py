@@ -12,7 +12,6 @@ The last tests run the irq_affinity role's host script on the same files, import
 
 from __future__ import annotations
 
-import ast
 import errno
 import importlib.util
 import json
@@ -24,11 +23,11 @@ import sys
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
+from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, import_problems, role_package
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture
 
-COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
-HOST_FILES = ('irq.py', 'irq_devices.py', 'cpulist.py', 'sysfs.py')
+# What the irq_affinity role installs as /usr/local/lib/inferops, in its order.
+HOST_FILES = role_package('irq_affinity')
 AFF = '/proc/irq/%d/smp_affinity_list'
 
 
@@ -203,22 +202,10 @@ def test_apply_skips_entries_without_change(guest, monkeypatch):
 # ---------------------------------------------------------------- the host copy
 
 def test_host_files_import_no_ansible():
-    """irq.py and its siblings run on hosts without Ansible: standard library and relative imports only."""
-    for name in HOST_FILES:
-        with open(os.path.join(MODULE_UTILS, name)) as handle:
-            tree = ast.parse(handle.read())
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    assert node.module in (None, 'cpulist', 'sysfs', 'irq_devices'), (name, node.module)
-                    continue
-                modules = [node.module]
-            else:
-                continue
-            for module in modules:
-                assert module.split('.')[0] in ('__future__', 'errno', 'json', 'os', 're', 'tempfile'), (name, module)
+    """irq.py and its siblings run on hosts without Ansible: standard library and relative imports of
+    files the role writes before them only."""
+    assert HOST_FILES[-2:] == ['irq_devices.py', 'irq.py'] and 'nvme_devices.py' in HOST_FILES
+    assert import_problems(HOST_FILES) == []
 
 
 def _host_modules():
@@ -294,19 +281,21 @@ def test_host_script_policy_mode(guest, host_script, tmp_path, monkeypatch, caps
 
 
 def test_host_script_device_rules(guest, host_script, tmp_path, monkeypatch, capsys):
-    """At boot the script resolves serials and by-id links anew (recorded guest: LABMODEL1 = nvme1 =
-    0000:00:04.0, IRQs 32, 45, 46); a drive that is not there pins nothing and fails the unit."""
-    guest.fail_writes(AFF % 45)
-    guest.fail_writes(AFF % 46)
+    """At boot the script resolves serials and by-id links anew, reading the drives through the shipped
+    nvme_devices.py (recorded guest with shuffled drives, fixtures/sysfs/shuffled_fresh: LABMODEL1 = nvme5 =
+    0000:00:08.0, IRQs 46, 47, 48); a drive that is not there pins nothing and fails the unit."""
+    guest.load('shuffled_fresh')
+    guest.fail_writes(AFF % 47)
+    guest.fail_writes(AFF % 48)
     path = rules_file(tmp_path, [{'by_id': ['/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL1'], 'cpus': '0'},
                                  {'serial': ['NOSUCH'], 'cpus': '0'}])
     assert host_script.main(['inferops-irq-pin.py', 'apply', path]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith('inferops-irq-pin: rules[1].serial[0] = "NOSUCH": no NVMe controller with this serial')
     assert out[-1] == 'inferops-irq-pin: 1 pinned, 1 already pinned, 1 kernel-managed, 0 failed, 1 move(s) pending'
-    assert guest.read(AFF % 32) == '0'
+    assert guest.read(AFF % 46) == '0'
     monkeypatch.setattr(host_script, 'RULES', path)
-    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:04.0', '45']) == 0
+    assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:08.0', '47']) == 0
     assert capsys.readouterr().out == 'ban=true\n'
     assert host_script.main(['inferops-irq-pin', '/devices/pci0000:00/0000:00:03.0', '31']) == 0
     assert capsys.readouterr().out == ''

@@ -1,67 +1,103 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Device selectors of the IRQ rules (module_utils/irq_devices.py and their use in irq.py) on the
-recorded local_nvme guest (fixtures/sysfs, RAID0 ``model`` = LABMODEL0-3 = nvme0-3 at 0000:00:03.0-06.0,
-RAID10 ``index`` = LABINDEX0-1 = nvme4-5 at 0000:00:07.0-08.0; ``msi_irqs`` as recorded)."""
+"""Device selectors of the IRQ rules (module_utils/irq_devices.py, on nvme_devices, and their use in irq.py)
+on the guest whose drives are attached in an order that does not follow the arrays (fixtures/sysfs/shuffled_*:
+pass 4 of record_local_nvme.sh on tools/lab/presets/local_nvme_shuffled.yml). Kernel names nvme0..5 are
+LABINDEX1, LABMODEL2, LABINDEX0, LABMODEL0, LABMODEL3, LABMODEL1 at 0000:00:03.0-08.0; RAID0 ``model`` =
+LABMODEL0-3, RAID1 ``index`` = LABINDEX0-1; ``msi_irqs`` as recorded (nvme0: 31, 36, 37; nvme1: 32, 34, 35;
+nvme2: 33, 38, 39; nvme3: 43-45; nvme4: 40-42; nvme5: 46-48)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices
-from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import BY_ID, INDEX, MODEL, FakeSystem
+from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices, nvme_devices
+from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import BY_ID, INDEX, MODEL, FakeSystem, fixture
 
-PCI = dict(('nvme%d' % n, '0000:00:%02d.0' % (n + 3)) for n in range(6))
+# As recorded (nvme list -v of the same guest agrees, test_identity_table_matches_nvme_cli).
+SERIALS = ['LABINDEX1', 'LABMODEL2', 'LABINDEX0', 'LABMODEL0', 'LABMODEL3', 'LABMODEL1']
+CTRL = dict((serial, 'nvme%d' % n) for n, serial in enumerate(SERIALS))
+PCI = dict((serial, '0000:00:%02d.0' % (n + 3)) for n, serial in enumerate(SERIALS))
 
 
 @pytest.fixture
-def clean(tmp_path, monkeypatch):
-    return (FakeSystem(tmp_path, monkeypatch, 'raid10_clean'))
+def arrays(tmp_path, monkeypatch):
+    return FakeSystem(tmp_path, monkeypatch, 'shuffled_arrays')
 
 
 @pytest.fixture
 def fresh(tmp_path, monkeypatch):
-    return (FakeSystem(tmp_path, monkeypatch, 'fresh'))
+    return FakeSystem(tmp_path, monkeypatch, 'shuffled_fresh')
 
 
 def names_of(guest):
     return irq.irq_names(guest.read('/proc/interrupts'))
 
 
-def test_identity_table_on_the_recording(clean):
+def nvme_cli_controllers():
+    """Controller -> {serial, model, pci_address} from ``nvme list -v -o json`` recorded on the fresh guest."""
+    found = {}
+    for subsystem in json.loads(fixture('nvme', 'list_verbose_shuffled.json'))['Devices'][0]['Subsystems']:
+        for ctrl in subsystem['Controllers']:
+            found[ctrl['Controller']] = {'serial': ctrl['SerialNumber'], 'model': ctrl['ModelNumber'],
+                                         'pci_address': ctrl['Address']}
+    return found
+
+
+def test_identity_table_matches_nvme_cli(fresh):
     table = irq_devices.identity_table()
-    assert dict((c, (v['serial'], v['pci_address'])) for c, v in table['nvme'].items()) == dict(
-        ('nvme%d' % n, (serial, PCI['nvme%d' % n])) for n, serial in enumerate(
-            ['LABMODEL0', 'LABMODEL1', 'LABMODEL2', 'LABMODEL3', 'LABINDEX0', 'LABINDEX1']))
-    assert table['block']['nvme2n1'] == {'controller': 'nvme2', 'pci_address': '0000:00:05.0'}
-    assert 'vda' not in table['block'] and 'md127' not in table['block']
-    assert table['by_id'][MODEL[1]] == 'nvme1n1' and table['by_id'][MODEL[1] + '_1'] == 'nvme1n1'
-    assert table['md'] == {'model': {'device': 'md127', 'members': ['nvme0n1', 'nvme1n1', 'nvme2n1', 'nvme3n1']},
-                           'index': {'device': 'md126', 'members': ['nvme4n1', 'nvme5n1']}}
-    assert table['pci']['0000:00:03.0']['irqs'] == [31, 33, 34]
-    assert irq_devices.msi_irqs('0000:00:08.0') == [39, 43, 44]
+    assert table['nvme'] == nvme_cli_controllers()
+    assert dict((c, v['serial']) for c, v in table['nvme'].items()) == dict((c, s) for s, c in CTRL.items())
+    # The same reads as nvme_info's.
+    assert table['nvme'] == dict((c['name'], {'serial': c['serial'], 'model': c['model'], 'pci_address': c['pci_address']})
+                                 for c in nvme_devices.controllers())
 
 
-def test_partition_members_lead_to_their_controller(tmp_path, monkeypatch):
-    FakeSystem(tmp_path, monkeypatch, 'partitioned')
+def test_identity_table_on_the_recording(arrays):
     table = irq_devices.identity_table()
-    assert table['block']['nvme4n1p1'] == {'controller': 'nvme4', 'pci_address': '0000:00:07.0'}
+    assert table['block']['nvme1n1'] == {'controller': 'nvme1', 'pci_address': PCI['LABMODEL2']}
+    assert sorted(table['block']) == ['nvme%dn1' % n for n in range(6)]
+    assert table['by_id'][MODEL[2]] == 'nvme1n1' and table['by_id'][MODEL[2] + '_1'] == 'nvme1n1'
+    assert table['by_id'][INDEX[0]] == 'nvme2n1'
+    assert table['md'] == {'model': {'device': 'md127', 'members': ['nvme1n1', 'nvme3n1', 'nvme4n1', 'nvme5n1']},
+                           'index': {'device': 'md126', 'members': ['nvme0n1', 'nvme2n1']}}
+    assert table['pci'][PCI['LABINDEX1']] == {'driver': 'nvme', 'irqs': [31, 36, 37]}
+    assert irq_devices.msi_irqs(PCI['LABMODEL1']) == [46, 47, 48]
+    assert irq_devices.pci_functions()[PCI['LABMODEL1']] == {'driver': 'nvme', 'numa_node': None, 'irqs': [46, 47, 48]}
 
 
-@pytest.mark.parametrize('kind, value, pcis', [
-    ('serial', 'LABINDEX1', ['0000:00:08.0']),
-    ('by_id', MODEL[2], ['0000:00:05.0']),
-    ('by_id', MODEL[2] + '_1', ['0000:00:05.0']),
-    ('md_array', 'model', ['0000:00:03.0', '0000:00:04.0', '0000:00:05.0', '0000:00:06.0']),
-    ('md_array', 'index', ['0000:00:07.0', '0000:00:08.0']),
-    ('pci_address', '0000:00:04.0', ['0000:00:04.0']),
+def test_partition_leads_to_its_controller(tmp_path, monkeypatch):
+    FakeSystem(tmp_path, monkeypatch, 'shuffled_partitioned')
+    table = irq_devices.identity_table()
+    assert table['block']['nvme2n1p1'] == {'controller': 'nvme2', 'pci_address': PCI['LABINDEX0']}
+    assert table['by_id'][INDEX[0] + '-part1'] == 'nvme2n1p1'
+    devices, problem = irq_devices.resolve('by_id', INDEX[0] + '-part1', table)
+    assert problem is None and [(d['controller'], d['serial'], d['block']) for d in devices] == [
+        ('nvme2', 'LABINDEX0', 'nvme2n1p1')]
+
+
+@pytest.mark.parametrize('kind, value, serials', [
+    ('serial', 'LABINDEX1', ['LABINDEX1']),
+    ('by_id', MODEL[2], ['LABMODEL2']),
+    ('by_id', MODEL[2] + '_1', ['LABMODEL2']),
+    # the members in kernel-name order: nvme1n1, nvme3n1, nvme4n1, nvme5n1
+    ('md_array', 'model', ['LABMODEL2', 'LABMODEL0', 'LABMODEL3', 'LABMODEL1']),
+    ('md_array', 'index', ['LABINDEX1', 'LABINDEX0']),
 ])
-def test_resolve(clean, kind, value, pcis):
+def test_resolve(arrays, kind, value, serials):
     devices, problem = irq_devices.resolve(kind, value, irq_devices.identity_table())
     assert problem is None
-    assert [d['pci_address'] for d in devices] == pcis
+    assert [(d['controller'], d['serial'], d['pci_address']) for d in devices] == [(CTRL[s], s, PCI[s]) for s in serials]
     assert all(d['irqs'] for d in devices)
+
+
+def test_resolve_pci_address(arrays):
+    devices, problem = irq_devices.resolve('pci_address', PCI['LABMODEL2'], irq_devices.identity_table())
+    assert problem is None and [(d['pci_address'], d['controller'], d['irqs']) for d in devices] == [
+        (PCI['LABMODEL2'], None, [32, 34, 35])]
 
 
 def test_resolve_problems(fresh):
@@ -69,12 +105,21 @@ def test_resolve_problems(fresh):
     assert irq_devices.resolve('serial', 'NOSUCH', table)[1] == (
         'no NVMe controller with this serial on the host (serials: LABINDEX0, LABINDEX1, LABMODEL0, LABMODEL1, '
         'LABMODEL2, LABMODEL3; cat /sys/class/nvme/*/serial)')
-    assert irq_devices.resolve('by_id', BY_ID + 'NOSUCH', table)[1].startswith('no such link to a local NVMe namespace')
+    assert irq_devices.resolve('by_id', BY_ID + 'NOSUCH', table)[1] == (
+        'no such link to a local NVMe namespace on the host (ls -l /dev/disk/by-id/)')
     assert irq_devices.resolve('by_id', '/dev/disk/by-id/ata-QEMU_DVD-ROM_QM00005', table)[0] == []
-    assert 'no running md array of this name (/dev/md/model)' in irq_devices.resolve('md_array', 'model', table)[1]
-    assert irq_devices.resolve('pci_address', '0000:00:1e.0', table)[1].startswith('no PCI function with MSI')
+    assert irq_devices.resolve('md_array', 'model', table)[1] == (
+        'no running md array of this name (/dev/md/model); an array the same run creates is not there yet - select '
+        'its drives by by_id or serial instead')
+    assert irq_devices.resolve('pci_address', '0000:00:1e.0', table)[1] == (
+        'no PCI function with MSI/MSI-X IRQs at this address (ls /sys/bus/pci/devices/*/msi_irqs)')
     table['md']['empty'] = {'device': 'md9', 'members': []}
     assert irq_devices.resolve('md_array', 'empty', table)[1] == 'md array empty (md9) has no member drives'
+    table['md']['other'] = {'device': 'md8', 'members': ['vda1']}
+    assert irq_devices.resolve('md_array', 'other', table)[1] == 'member vda1 of md array other is not a local NVMe drive'
+    table['nvme']['nvme9'] = {'serial': 'FABRIC', 'model': 'Linux', 'pci_address': None}
+    assert irq_devices.resolve('serial', 'FABRIC', table)[1] == (
+        'the controller (nvme9) is not a PCI function (a fabrics controller has no IRQs of its own)')
 
 
 def test_rule_errors_static():
@@ -105,20 +150,20 @@ def test_rule_errors_on_the_host(fresh):
     assert errors[0].startswith('irq_affinity_rules[0].serial[1] = "NOSUCH": no NVMe controller with this serial')
     assert errors[1].startswith('irq_affinity_rules[1].md_array[0] = "model": no running md array of this name')
     assert errors[2] == ('irq_affinity_rules[3].by_id = ["/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABINDEX0"]: its IRQs '
-                         '40,47-48 are all taken by earlier rules (first match wins; reorder the rules, or '
+                         '33,38-39 are all taken by earlier rules (first match wins; reorder the rules, or '
                          'irq_affinity_require_match: false allows it)')
     assert len(errors) == 3
 
 
-def test_match_plan_and_report_by_drive(clean):
+def test_match_plan_and_report_by_drive(arrays):
     rules = irq.compile_rules([{'md_array': ['index'], 'policy': 'spread', 'cpus': '0-1'},
                                {'serial': ['LABMODEL3', 'LABMODEL1'], 'cpus': '1'},
                                {'selector': r'^nvme\d+q', 'cpus': '0'}], [0, 1])
     assert irq.resolve_rules(rules, irq_devices.identity_table()) == []
-    names = names_of(clean)
+    names = names_of(arrays)
     irq.match_rules(rules, names)
-    assert [r['matched'] for r in rules] == [[39, 40, 43, 44, 47, 48], [32, 38, 41, 42, 45, 46],
-                                             [31, 33, 34, 35, 36, 37]]
+    assert [r['matched'] for r in rules] == [[31, 33, 36, 37, 38, 39], [40, 41, 42, 46, 47, 48],
+                                             [32, 34, 35, 43, 44, 45]]
     entries = irq.plan(rules, names, [0, 1])
     for entry in entries:
         if irq.driver_managed(entry['name']) and entry['status'] == 'changed':
@@ -126,19 +171,19 @@ def test_match_plan_and_report_by_drive(clean):
     report = irq.device_report(rules, entries)
     assert [(d['rule'], d['kind'], d['value'], d['controller'], d['serial'], d['pci_address'], d['block'])
             for d in report] == [
-        (0, 'md_array', 'index', 'nvme4', 'LABINDEX0', '0000:00:07.0', 'nvme4n1'),
-        (0, 'md_array', 'index', 'nvme5', 'LABINDEX1', '0000:00:08.0', 'nvme5n1'),
-        (1, 'serial', 'LABMODEL3', 'nvme3', 'LABMODEL3', '0000:00:06.0', None),
-        (1, 'serial', 'LABMODEL1', 'nvme1', 'LABMODEL1', '0000:00:04.0', None)]
-    nvme1 = report[3]
-    assert nvme1['irqs'] == [32, 45, 46] and nvme1['movable_irqs'][0] == 32
-    assert set(nvme1['managed_irqs']) | set(nvme1['movable_irqs']) == {32, 45, 46}
-    assert [v['name'] for v in nvme1['vectors']] == ['nvme1q0', 'nvme1q1', 'nvme1q2']
+        (0, 'md_array', 'index', 'nvme0', 'LABINDEX1', '0000:00:03.0', 'nvme0n1'),
+        (0, 'md_array', 'index', 'nvme2', 'LABINDEX0', '0000:00:05.0', 'nvme2n1'),
+        (1, 'serial', 'LABMODEL3', 'nvme4', 'LABMODEL3', '0000:00:07.0', None),
+        (1, 'serial', 'LABMODEL1', 'nvme5', 'LABMODEL1', '0000:00:08.0', None)]
+    nvme5 = report[3]
+    assert nvme5['irqs'] == [46, 47, 48] and nvme5['movable_irqs'][0] == 46
+    assert set(nvme5['managed_irqs']) | set(nvme5['movable_irqs']) == {46, 47, 48}
+    assert [v['name'] for v in nvme5['vectors']] == ['nvme5q0', 'nvme5q1', 'nvme5q2']
 
 
-def test_unresolved_device_rule_matches_nothing(clean):
+def test_unresolved_device_rule_matches_nothing(fresh):
     rules = irq.compile_rules([{'serial': ['LABMODEL0'], 'cpus': '0'}])
-    irq.match_rules(rules, names_of(clean))
+    irq.match_rules(rules, names_of(fresh))
     assert rules[0]['matched'] == []
 
 

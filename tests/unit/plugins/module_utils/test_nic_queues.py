@@ -7,7 +7,6 @@ messages, the per-queue plan, the writes."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import os
@@ -17,6 +16,7 @@ import sys
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, nic_queues, sysfs
+from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, import_problems, role_package
 from ansible_collections.inferops.node.tests.unit.module_harness import build_tree, fixture
 
 MAC = '52:54:00:88:00:01'
@@ -193,21 +193,15 @@ def test_blocks_and_shares(count, groups, expected):
 
 # ---------------------------------------------------------------- the role's boot-time script
 
-COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
-HOST_FILES = ('nic_queues.py', 'irq.py', 'irq_devices.py', 'cpulist.py', 'sysfs.py')
+# What the nic_queues role installs as /usr/local/lib/inferops, in its order.
+HOST_FILES = role_package('nic_queues')
 
 
 def test_host_file_imports_no_ansible():
-    """nic_queues.py runs on hosts without Ansible: standard library and its siblings only."""
-    with open(os.path.join(MODULE_UTILS, 'nic_queues.py')) as handle:
-        tree = ast.parse(handle.read())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level:
-            assert node.module in (None, 'cpulist', 'sysfs', 'irq'), node.module
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for module in [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]:
-                assert module.split('.')[0] in ('__future__', 'glob', 'json', 'os', 're', 'socket', 'struct', 'time'), module
+    """nic_queues.py and its siblings run on hosts without Ansible: standard library and relative imports of
+    files the role writes before them only; the files irq_affinity installs too come in the same order."""
+    assert HOST_FILES[-1] == 'nic_queues.py' and import_problems(HOST_FILES) == []
+    assert HOST_FILES[:-1] == role_package('irq_affinity')
 
 
 def _host_modules():

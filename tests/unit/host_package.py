@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The package /usr/local/lib/inferops as a role installs it for its boot-time script (plain copies of
+module_utils files, run with ``python3 -ES``: no Ansible, no site-packages).
+
+* ``role_package(role)`` - the module_utils file names the role installs, in the order it writes them
+  (read from the role's ``vars/main.yml``, so a test sees a file the role forgets);
+* ``import_problems(names)`` - what keeps those files from running as that package: an import that is
+  neither the standard library nor a sibling written before it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+import yaml
+
+__all__ = ['COLLECTION', 'MODULE_UTILS', 'role_package', 'import_problems']
+
+COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
+LIB = '/usr/local/lib/inferops/'
+# Imported inside try/except ImportError (nvme_common: the NQN/address rules work without it).
+OPTIONAL = ('netaddr',)
+
+
+def role_package(role):
+    """``['sysfs.py', ...]``: the files of /usr/local/lib/inferops the role writes, in its order."""
+    with open(os.path.join(COLLECTION, 'roles', role, 'vars', 'main.yml')) as handle:
+        role_vars = yaml.safe_load(handle)
+    if role == 'irq_affinity':
+        return [os.path.basename(f['path']) for f in role_vars['__irq_affinity_files'] if f['path'].startswith(LIB)]
+    if role == 'nic_queues':
+        names = role_vars['__nic_queues_package'].split('|')[0]
+        return ['%s.py' % name for name in re.findall(r"'(\w+)'", names)]
+    raise ValueError(role)
+
+
+def _stdlib(module):
+    names = getattr(sys, 'stdlib_module_names', None)
+    return module in names if names else module in sys.builtin_module_names or module in (
+        '__future__', 'base64', 'binascii', 'errno', 'glob', 'gzip', 'ipaddress', 'json', 'os', 're', 'socket',
+        'struct', 'tempfile', 'time', 'uuid', 'zlib')
+
+
+def import_problems(names):
+    """Every import of the files ``names`` that the installed package cannot satisfy, as text."""
+    problems = []
+    for at, name in enumerate(names):
+        with open(os.path.join(MODULE_UTILS, name)) as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                siblings = [node.module] if node.module else [alias.name for alias in node.names]
+                for sibling in siblings:
+                    if '%s.py' % sibling not in names[:at]:
+                        problems.append('%s imports %s, not written before it' % (name, sibling))
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for module in [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]:
+                    top = module.split('.')[0]
+                    if not _stdlib(top) and top not in OPTIONAL:
+                        problems.append('%s imports %s' % (name, module))
+    return problems
