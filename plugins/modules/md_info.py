@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: md_info
 short_description: Read Linux md arrays, their member drives, signatures and mounts
-version_added: 0.2.0
+version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
 description:
