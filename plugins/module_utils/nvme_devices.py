@@ -106,7 +106,9 @@ def namespace_controllers(ctrls=None):
     names = set(c['name'] for c in ctrls)
     result = {}
     for kname in sorted((n for n in sysfs.listdir('/sys/class/block') if _NS_RE.match(n)), key=_kname_key):
-        parent = os.path.basename(sysfs.realpath('/sys/class/block/%s/device' % kname))
+        # The namespace's directory sits in its parent device's: the controller, or for a
+        # native-multipath head the subsystem (what its ``device`` link names, one read less).
+        parent = os.path.basename(os.path.dirname(sysfs.realpath('/sys/class/block/%s' % kname)))
         if parent in names:
             result[kname] = [parent]
         else:
