@@ -272,6 +272,47 @@ mounts:
   returned: always
   type: dict
   sample: {/data/models: {source: /dev/md127, fstype: xfs, options: [rw, noatime, attr2, inode64]}}
+filesystems:
+  description:
+    - Mount point of each requested array (O(arrays[].mount)) that has a filesystem mounted there -> its
+      size and free space (C(findmnt -J -b -o TARGET,SIZE,AVAIL,USED --mountpoint <mount>)) and, for XFS,
+      its geometry (C(xfs_info <mount>)). A mount point with nothing mounted is left out.
+  returned: always
+  type: dict
+  version_added: 0.2.0
+  sample:
+    /data/models:
+      fstype: xfs
+      size_bytes: 4286578688
+      avail_bytes: 4253843456
+      used_bytes: 32735232
+      xfs:
+        block_size: 4096
+        sunit_bytes: 524288
+        swidth_bytes: 2097152
+        ftype: 1
+        crc: 1
+        reflink: 1
+        agcount: 8
+  contains:
+    fstype:
+      description: The mounted filesystem's type.
+      type: str
+    size_bytes:
+      description: Size of the filesystem.
+      type: int
+    avail_bytes:
+      description: Space available to unprivileged users.
+      type: int
+    used_bytes:
+      description: Space used.
+      type: int
+    xfs:
+      description:
+        - XFS only (null otherwise, or when C(xfs_info) failed - the module warns); see M(inferops.node.md_info)'s
+          module_utils C(xfs.geometry). Stripe unit and width in bytes, 0 without a stripe; C(ftype) 1 when
+          directory entries carry the file type (what overlayfs and fast directory scans need).
+      type: dict
 fstab:
   description: Mount point -> the six fields of its C(/etc/fstab) line.
   returned: always
@@ -334,6 +375,7 @@ from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils import xfs
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
 BINS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'wipefs', 'update-initramfs')
@@ -358,6 +400,29 @@ def read_mounts(runner):
             if entry['target'] not in points:
                 points.append(entry['target'])
     return mounts, by_kname
+
+
+def read_filesystems(runner, specs, mounts):
+    """Size, free space and XFS geometry of what is mounted on each requested array's mount point."""
+    result = {}
+    for spec in specs:
+        path = spec.get('mount')
+        top = mounts.get(path) if path else None
+        if not top or path in result:
+            continue
+        rc, out, err = runner.run(xfs.space_argv(path))
+        if rc != 0:
+            runner.module.fail_json(msg='md_info: %s failed (rc %d): %s' % (' '.join(xfs.space_argv(path)), rc, err.strip()),
+                                    command_log=runner.log)
+        entry = dict(xfs.parse_space(out), fstype=top['fstype'], xfs=None)
+        if top['fstype'] == 'xfs':
+            rc, out, err = runner.run(xfs.xfs_info_argv(path))
+            if rc == 0:
+                entry['xfs'] = xfs.geometry(xfs.parse_xfs_info(out))
+            else:
+                runner.module.warn('md_info: xfs_info %s failed (rc %d): %s' % (path, rc, err.strip()))
+        result[path] = entry
+    return result
 
 
 def read_fstab():
@@ -552,7 +617,8 @@ def main():
     release = (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
     initrd = '/boot/initrd.img-%s' % release
     module.exit_json(
-        changed=False, arrays=arrays, members=members, mounts=mounts, fstab=read_fstab(),
+        changed=False, arrays=arrays, members=members, mounts=mounts,
+        filesystems=read_filesystems(runner, params['arrays'], mounts), fstab=read_fstab(),
         units=read_units(runner, params['units']),
         calendars=read_calendars(runner, params['calendars']), autocheck=read_autocheck(),
         bins=dict((name, module.get_bin_path(name)) for name in BINS),

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from ansible.module_utils import basic
+
+import os
+
 from ansible_collections.inferops.node.plugins.module_utils import findmnt
+from ansible_collections.inferops.node.plugins.module_utils import xfs
 from ansible_collections.inferops.node.plugins.modules import md_info
-from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, run_module
+from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture_path, run_module
 
 BY_ID = '/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_'
 MODELS = [BY_ID + 'LABMODEL%d' % i for i in range(4)]
@@ -49,6 +54,11 @@ class Guest(FakeHost):
         for kname in arrays:
             self.on(['mdadm', '--detail', '--export', '/dev/' + kname], out='@%s/mdadm_detail_export.%s.txt' % (state, kname))
             self.on(['mdadm', '--detail', '/dev/' + kname], out='@%s/mdadm_detail.%s.txt' % (state, kname))
+        # What was mounted on an array's mount point when the state was recorded.
+        for name in ('models', 'index'):
+            if os.path.exists(fixture_path('md_info', state, 'space.%s.json' % name)):
+                self.on(xfs.space_argv('/data/' + name), out='@%s/space.%s.json' % (state, name))
+                self.on(xfs.xfs_info_argv('/data/' + name), out='@%s/xfs_info.%s.txt' % (state, name))
 
 
 def run(guest, **args):
@@ -162,3 +172,35 @@ def test_check_mode_reads_the_same(tmp_path, monkeypatch, mode):
     failed, result = run_module(md_info.main, {'arrays': REQUEST}, check_mode=mode)
     assert not failed and not result['changed']
     assert result['arrays']['models']['status'] == 'clean'
+
+
+def test_filesystems_of_the_mounted_arrays(tmp_path, monkeypatch):
+    """Size, free space and XFS geometry of what is mounted on a requested array's mount point only."""
+    guest = Guest(tmp_path, monkeypatch, 'arrays', arrays=['md126', 'md127'])
+    result = run(guest)
+    assert result['filesystems'] == {'/data/models': {
+        'fstype': 'xfs', 'size_bytes': 4219469824, 'avail_bytes': 4155973632, 'used_bytes': 63496192,
+        'xfs': {'block_size': 4096, 'sunit_bytes': 512 * 1024, 'swidth_bytes': 4 * 512 * 1024, 'ftype': 1,
+                'crc': 1, 'reflink': 1, 'agcount': 8}}}
+    # index (md126) is not mounted: nothing to read.
+    assert ['xfs_info', '/data/index'] not in guest.calls
+
+
+def test_filesystem_the_roles_would_not_make(tmp_path, monkeypatch):
+    """misfit: index re-made as V4 XFS without file types, a 64K stripe, nearly full."""
+    guest = Guest(tmp_path, monkeypatch, 'misfit', arrays=['md126', 'md127'])
+    index = run(guest)['filesystems']['/data/index']
+    assert (index['size_bytes'], index['avail_bytes']) == (1004535808, 26849280)
+    assert index['xfs'] == {'block_size': 4096, 'sunit_bytes': 64 * 1024, 'swidth_bytes': 64 * 1024, 'ftype': 0,
+                            'crc': 0, 'reflink': 0, 'agcount': 8}
+
+
+def test_xfs_info_failure_warns_and_reads_the_rest(tmp_path, monkeypatch):
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, 'warn', lambda module, msg: warnings.append(msg))
+    guest = Guest(tmp_path, monkeypatch, 'arrays', arrays=['md126', 'md127'])
+    guest.on(xfs.xfs_info_argv('/data/models'), rc=1, err='xfs_info: /data/models is not a mounted XFS filesystem')
+    result = run(guest)
+    assert result['filesystems']['/data/models']['xfs'] is None
+    assert result['filesystems']['/data/models']['avail_bytes'] == 4155973632
+    assert warnings == ['md_info: xfs_info /data/models failed (rc 1): xfs_info: /data/models is not a mounted XFS filesystem']
