@@ -6,7 +6,8 @@
 ``RecordedTriton(state)`` serves ``fixtures/triton/<state>.json`` - status, Content-Type and body of each
 recorded ``(method, path)``, byte for byte - until ``stop()``. A request that was not recorded is answered
 599 and kept in ``unrecorded``, so a test can fail on a read the recording does not cover; ``requests``
-lists every ``(method, path)`` asked, in order. ``closed_port()`` - a loopback port nothing listens on.
+lists every ``(method, path)`` asked, in order. ``serve(handler)`` / ``stop(server)`` - any handler on 127.0.0.1
+(test_triton_warmup's stand-in too); ``closed_port()`` - a loopback port nothing listens on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 
-__all__ = ['RecordedTriton', 'closed_port']
+__all__ = ['RecordedTriton', 'closed_port', 'serve', 'stop']
 
 
 class RecordedTriton(object):
@@ -54,15 +55,23 @@ class RecordedTriton(object):
 
             do_GET = do_POST = _answer
 
-        self.server = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-        self.server.daemon_threads = True
-        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server, self.url = serve(Handler)
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        stop(self.server)
+
+
+def serve(handler, port=0):
+    """``handler`` served on 127.0.0.1:``port`` (0: a free one) from a daemon thread: ``(server, url)``."""
+    server = ThreadingHTTPServer(('127.0.0.1', port), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, 'http://127.0.0.1:%d' % server.server_address[1]
+
+
+def stop(server):
+    server.shutdown()
+    server.server_close()
 
 
 def closed_port():
