@@ -41,7 +41,7 @@ import hashlib
 import re
 
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
-from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import url_errors
+from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import not_serving, url_errors
 
 __all__ = [
     'DEFAULT_PREFIX', 'FEATURES_DIR', 'TRANSPORTS', 'checks', 'expect_errors', 'file_plan', 'format_time',
@@ -296,38 +296,12 @@ def _sysctl_check(expect, sysctl):
                    '%d parameter(s) of %s live at runtime and at boot' % (len(settings), path), labels)]
 
 
-def _first_line(text):
-    # Triton's load errors carry the Python traceback after the message.
-    return (text or '').strip().split('\n', 1)[0]
-
-
 def _triton_check(expect, triton):
     endpoints = expect.get('triton_endpoints') or []
     if not endpoints:
         return []
     models = expect.get('triton_models') or []
-    read = dict((e.get('url'), e) for e in (triton or {}).get('endpoints') or [])
-    problems = []
-    for url in endpoints:
-        info = read.get(url)
-        if info is None:
-            problems.append('%s not read (pass it to triton_info endpoints)' % url)
-            continue
-        if not info.get('reachable'):
-            problems.append('%s not answering (%s)' % (url, '; '.join(info.get('errors') or [])))
-            continue
-        if not (info.get('live') and info.get('ready')):
-            # Strict readiness: a server is not ready while one of its models failed to load - name them.
-            failed = ['%s %s' % (e.get('name'), e.get('state')) for e in info.get('index') or []
-                      if e.get('state') not in (None, 'READY')]
-            problems.append('%s not %s%s' % (url, 'ready' if info.get('live') else 'live',
-                                             ' (%s)' % ', '.join(failed) if failed else ''))
-        asked = dict((m.get('name'), m) for m in info.get('models') or [])
-        for model in models:
-            if model not in asked:
-                problems.append('%s model %s not read (pass it to triton_info models)' % (url, model))
-            elif not asked[model].get('ready'):
-                problems.append('%s model %s not ready: %s' % (url, model, _first_line(asked[model].get('reason'))))
+    problems = not_serving(triton, endpoints, models)
     return [_check('triton_ready', not problems, '; '.join(problems) or
                    '%d endpoint(s) ready, with %d model(s) ready on each' % (len(endpoints), len(models)),
                    {'triton-ready': 'true'})]

@@ -9,7 +9,8 @@ listening yet (connection refused while models load), request inputs built from 
 model metadata and varied per request, and percentile / stability helpers.
 Used by the ``triton_info`` module: ``endpoint_info`` reads, once and without waiting,
 liveness, readiness, the server metadata, the repository index and the readiness of
-given models; ``url_errors`` is the endpoint URL rule (also the k8s_node_labels role's).
+given models; ``not_serving`` says from its result why endpoints do not serve given models, and
+``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from urllib.parse import quote, urlsplit
 __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
-    'endpoint_info', 'url_errors',
+    'endpoint_info', 'not_serving', 'url_errors',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -229,6 +230,39 @@ def endpoint_info(client, models=(), version=''):
         info['errors'].append(str(exc))
     info['models'] = [_model_info(client, info['index'], model, version) for model in models]
     return info
+
+
+def _first_line(text):
+    # Triton's load errors carry the Python traceback after the message.
+    return (text or '').strip().split('\n', 1)[0]
+
+
+def not_serving(result, endpoints, models=()):
+    """Why ``endpoints`` do not all serve ``models``, from a ``triton_info`` result (None: not run): one
+    message per problem (empty list = every endpoint live and ready, every model ready on each)."""
+    read = dict((e.get('url'), e) for e in (result or {}).get('endpoints') or [])
+    problems = []
+    for url in endpoints:
+        info = read.get(url)
+        if info is None:
+            problems.append('%s not read (pass it to triton_info endpoints)' % url)
+            continue
+        if not info.get('reachable'):
+            problems.append('%s not answering (%s)' % (url, '; '.join(info.get('errors') or [])))
+            continue
+        if not (info.get('live') and info.get('ready')):
+            # Strict readiness: a server is not ready while one of its models failed to load - name them.
+            failed = ['%s %s' % (e.get('name'), e.get('state')) for e in info.get('index') or []
+                      if e.get('state') not in (None, 'READY')]
+            problems.append('%s not %s%s' % (url, 'ready' if info.get('live') else 'live',
+                                             ' (%s)' % ', '.join(failed) if failed else ''))
+        asked = dict((m.get('name'), m) for m in info.get('models') or [])
+        for model in models:
+            if model not in asked:
+                problems.append('%s model %s not read (pass it to triton_info models)' % (url, model))
+            elif not asked[model].get('ready'):
+                problems.append('%s model %s not ready: %s' % (url, model, _first_line(asked[model].get('reason'))))
+    return problems
 
 
 def describe_exception(exc):
