@@ -24,9 +24,10 @@ def k8s_node_labels_errors(value, name='k8s_node_labels'):
     return node_labels.expect_errors(_expect(value), name)
 
 
-def k8s_node_labels_plan(value, nvme=None, sysctl=None):
-    """{checks, labels, failed, errors}: the labels of the checks that passed on nvme_info / sysctl_info results."""
-    return node_labels.plan(_expect(value), nvme, sysctl)
+def k8s_node_labels_plan(value, nvme=None, sysctl=None, triton=None):
+    """{checks, labels, failed, errors}: the labels of the checks that passed on nvme_info / sysctl_info /
+    triton_info results."""
+    return node_labels.plan(_expect(value), nvme, sysctl, triton)
 
 
 class FilterModule(object):

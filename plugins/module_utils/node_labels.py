@@ -16,9 +16,9 @@ Label rules (Kubernetes' own, apimachinery ``IsQualifiedName`` / ``IsValidLabelV
 What to publish (filter ``k8s_node_labels_plan``, the role ``k8s_node_labels``):
 
 * ``expect_errors(expect, name)`` - the role's input;
-* ``checks(expect, nvme, sysctl)`` - each check on the results of ``nvme_info`` and ``sysctl_info``
-  (nothing else is read): passed or not, why, and the labels a passed check publishes;
-* ``plan(expect, nvme, sysctl)`` - checks, labels (only from passed checks), errors.
+* ``checks(expect, nvme, sysctl, triton)`` - each check on the results of ``nvme_info``, ``sysctl_info``
+  and ``triton_info`` (nothing else is read): passed or not, why, and the labels a passed check publishes;
+* ``plan(expect, nvme, sysctl, triton)`` - checks, labels (only from passed checks), errors.
 * ``profile_hash(settings)`` - 16 hex digits of the sha256 of the sorted ``key=value`` lines.
 
 The file (module ``nfd_feature_file``):
@@ -41,6 +41,7 @@ import hashlib
 import re
 
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
+from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import not_serving, url_errors
 
 __all__ = [
     'DEFAULT_PREFIX', 'FEATURES_DIR', 'TRANSPORTS', 'checks', 'expect_errors', 'file_plan', 'format_time',
@@ -154,8 +155,8 @@ def lifetime_errors(expiry_hours, refresh_hours, expiry_name='expiry_hours', ref
 
 def expect_errors(expect, name='k8s_node_labels'):
     """Problems of the role's input (``prefix``, ``nvmeof_connections``, ``nvmeof_read_ahead_kb``,
-    ``tuning_profile``, ``sysctl_file``, and ``expiry_hours`` / ``refresh_hours`` when given), each naming
-    ``<name>_<key>``, the value and the fix."""
+    ``tuning_profile``, ``sysctl_file``, ``triton_endpoints``, ``triton_models``, and ``expiry_hours`` /
+    ``refresh_hours`` when given), each naming ``<name>_<key>``, the value and the fix."""
     errors = []
     if 'expiry_hours' in expect or 'refresh_hours' in expect:
         errors += lifetime_errors(expect.get('expiry_hours', 24), expect.get('refresh_hours', 12),
@@ -193,6 +194,24 @@ def expect_errors(expect, name='k8s_node_labels'):
         if not isinstance(sysctl_file, str) or not sysctl_file.startswith('/'):
             errors.append('%s_sysctl_file = %s: must be the absolute path of the kernel_tuning drop-in'
                           % (name, shown(sysctl_file)))
+    return errors + _triton_expect_errors(expect, name)
+
+
+def _triton_expect_errors(expect, name):
+    errors = []
+    endpoints = expect.get('triton_endpoints') or []
+    if not isinstance(endpoints, list):
+        errors.append('%s_triton_endpoints = %s: must be a list of URLs' % (name, shown(endpoints)))
+        endpoints = []
+    for index, url in enumerate(endpoints):
+        errors += ['%s_triton_endpoints[%d] = %s: %s (e.g. http://127.0.0.1:8000)' % (name, index, shown(url), p)
+                   for p in url_errors(url)]
+    models = expect.get('triton_models') or []
+    if not isinstance(models, list) or not all(isinstance(model, str) and model for model in models):
+        errors.append('%s_triton_models = %s: must be a list of model names' % (name, shown(models)))
+    elif models and not endpoints:
+        errors.append('%s_triton_models = %s: the models are checked on the endpoints of %s_triton_endpoints, '
+                      'which is empty; list the endpoints or leave the models out' % (name, shown(models), name))
     return errors
 
 
@@ -277,18 +296,29 @@ def _sysctl_check(expect, sysctl):
                    '%d parameter(s) of %s live at runtime and at boot' % (len(settings), path), labels)]
 
 
-def checks(expect, nvme=None, sysctl=None):
+def _triton_check(expect, triton):
+    endpoints = expect.get('triton_endpoints') or []
+    if not endpoints:
+        return []
+    models = expect.get('triton_models') or []
+    problems = not_serving(triton, endpoints, models)
+    return [_check('triton_ready', not problems, '; '.join(problems) or
+                   '%d endpoint(s) ready, with %d model(s) ready on each' % (len(endpoints), len(models)),
+                   {'triton-ready': 'true'})]
+
+
+def checks(expect, nvme=None, sysctl=None, triton=None):
     """Each check: ``{name, passed, reason, labels}`` (labels empty when it did not pass)."""
-    return _fabric_checks(expect, nvme) + _sysctl_check(expect, sysctl)
+    return _fabric_checks(expect, nvme) + _sysctl_check(expect, sysctl) + _triton_check(expect, triton)
 
 
-def plan(expect, nvme=None, sysctl=None):
+def plan(expect, nvme=None, sysctl=None, triton=None):
     """``{checks, labels, failed, errors}``: labels (``prefix/name: value``) only from passed checks."""
     errors = expect_errors(expect)
     if errors:
         return {'checks': [], 'labels': {}, 'failed': [], 'errors': errors}
     prefix = expect.get('prefix', DEFAULT_PREFIX)
-    done = checks(expect, nvme, sysctl)
+    done = checks(expect, nvme, sysctl, triton)
     labels = {}
     for check in done:
         for key, value in check['labels'].items():

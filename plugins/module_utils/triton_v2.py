@@ -7,6 +7,10 @@ Used by the ``triton_warmup`` module on the target: ``http.client`` with one per
 connection per endpoint, readiness gating that tolerates a server which is not
 listening yet (connection refused while models load), request inputs built from the
 model metadata and varied per request, and percentile / stability helpers.
+Used by the ``triton_info`` module: ``endpoint_info`` reads, once and without waiting,
+liveness, readiness, the server metadata, the repository index and the readiness of
+given models; ``not_serving`` says from its result why endpoints do not serve given models, and
+``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from urllib.parse import quote, urlsplit
 __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
+    'endpoint_info', 'not_serving', 'url_errors',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -139,11 +144,125 @@ class TritonHTTP(object):
             path += '/versions/' + quote(str(version), safe='')
         return path
 
+    def server_metadata(self):
+        return self.get_json('GET', '/v2')
+
     def repository_index(self):
         return self.get_json('POST', '/v2/repository/index', {}) or []
 
     def model_metadata(self, model, version=''):
         return self.get_json('GET', self.model_path(model, version))
+
+
+def url_errors(url):
+    """Problems of an endpoint URL as ``TritonHTTP`` takes it (empty list = usable)."""
+    if not isinstance(url, str):
+        return ['%r is not a URL string' % (url,)]
+    try:
+        TritonHTTP(url)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+def _index_entry(entry):
+    # Triton leaves out what a model does not have: in explicit model control a model that was
+    # never loaded is listed by name only, and only a failed or unloaded one has a reason.
+    return dict((key, entry.get(key)) for key in ('name', 'version', 'state', 'reason'))
+
+
+def _model_info(client, index, model, version):
+    """``index`` is None when it could not be read."""
+    ok, answer = client.is_ok(client.model_path(model, version) + '/ready')
+    named = [e for e in index or [] if e['name'] == model]
+    listed = [e for e in named if not version or e['version'] == str(version)]
+    # The default version policy serves the READY one(s); an asked version has one entry at most.
+    entry = next((e for e in listed if e['state'] == 'READY'), listed[0] if listed else None)
+    # Triton answers "Model version not ready" for a failed, an unloaded and an unknown model
+    # alike: the index tells them apart, and its reason is the load error.
+    if ok:
+        reason = None
+    elif index is not None and not named:
+        reason = 'not in the repository index'
+    elif index is not None and not listed:
+        reason = 'version %s not in the repository index' % version
+    elif entry and entry['reason']:
+        reason = entry['reason']
+    elif entry and entry['state'] is None:
+        reason = 'in the repository, never loaded'
+    else:
+        reason = answer
+    return {'name': model, 'version': version, 'ready': ok,
+            'in_repository': bool(named) if index is not None else None,
+            'state': entry['state'] if entry else None, 'reason': reason}
+
+
+def endpoint_info(client, models=(), version=''):
+    """One read of an endpoint, no waiting: what ``triton_info`` returns for it.
+
+    ``reachable`` - the server answered HTTP at all (when not, ``errors`` says why and nothing else
+    is read, every model is not ready); ``live`` / ``ready`` - ``/v2/health/live`` / ``ready`` answered 200; ``server`` - name,
+    version and extensions of ``GET /v2``; ``index`` - ``POST /v2/repository/index`` (name, version,
+    state, reason, None where Triton leaves them out); ``models`` - per model of ``models``, its ready
+    endpoint (at ``version``, empty: the version policy's) and its index state. A read that fails
+    after the server answered leaves its part None and its message in ``errors``.
+    """
+    info = {'url': client.url, 'reachable': False, 'errors': [], 'live': False, 'ready': False,
+            'server': None, 'index': None, 'models': []}
+    try:
+        status, _payload = client.request('GET', '/v2/health/live')
+    except TRANSIENT_ERRORS as exc:
+        info['errors'].append('GET /v2/health/live: %s' % describe_exception(exc))
+        info['models'] = [{'name': model, 'version': version, 'ready': False, 'in_repository': None,
+                           'state': None, 'reason': 'the endpoint did not answer'} for model in models]
+        return info
+    info['reachable'] = True
+    info['live'] = status == 200
+    info['ready'] = client.is_ok('/v2/health/ready')[0]
+    try:
+        meta = client.server_metadata() or {}
+        info['server'] = dict((key, meta.get(key)) for key in ('name', 'version', 'extensions'))
+    except TritonError as exc:
+        info['errors'].append(str(exc))
+    try:
+        info['index'] = [_index_entry(e) for e in client.repository_index()]
+    except TritonError as exc:
+        info['errors'].append(str(exc))
+    info['models'] = [_model_info(client, info['index'], model, version) for model in models]
+    return info
+
+
+def _first_line(text):
+    # Triton's load errors carry the Python traceback after the message.
+    return (text or '').strip().split('\n', 1)[0]
+
+
+def not_serving(result, endpoints, models=()):
+    """Why ``endpoints`` do not all serve ``models``, from a ``triton_info`` result (None: not run): one
+    message per problem (empty list = every endpoint live and ready, every model ready on each)."""
+    read = dict((e.get('url'), e) for e in (result or {}).get('endpoints') or [])
+    problems = []
+    for url in endpoints:
+        info = read.get(url)
+        if info is None:
+            problems.append('%s not read (pass it to triton_info endpoints)' % url)
+            continue
+        if not info.get('reachable'):
+            problems.append('%s not answering (%s)' % (url, '; '.join(info.get('errors') or [])))
+            continue
+        if not (info.get('live') and info.get('ready')):
+            # Strict readiness: a server is not ready while one of its models failed to load - name them.
+            failed = ['%s %s' % (e.get('name'), e.get('state')) for e in info.get('index') or []
+                      if e.get('state') not in (None, 'READY')]
+            problems.append('%s not %s%s' % (url, 'ready' if info.get('live') else 'live',
+                                             ' (%s)' % ', '.join(failed) if failed else ''))
+        asked = dict((m.get('name'), m) for m in info.get('models') or [])
+        for model in models:
+            if model not in asked:
+                problems.append('%s model %s not read (pass it to triton_info models)' % (url, model))
+            elif not asked[model].get('ready'):
+                problems.append('%s model %s not ready: %s' % (url, model, _first_line(asked[model].get('reason'))))
+    return problems
 
 
 def describe_exception(exc):

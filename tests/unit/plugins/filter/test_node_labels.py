@@ -33,6 +33,14 @@ def test_plan_without_reads_labels_nothing():
     assert plan['labels'] == {} and plan['failed'] == ['nvmeof_connected', 'storage_profile']
 
 
+def test_plan_takes_the_triton_info_result_fourth():
+    settings = {'triton_endpoints': ['http://127.0.0.1:8000']}
+    read = {'endpoints': [{'url': 'http://127.0.0.1:8000', 'reachable': True, 'live': True, 'ready': True,
+                           'models': [], 'index': [], 'errors': []}]}
+    assert FILTERS['k8s_node_labels_plan'](settings, None, None, read)['failed'] == []
+    assert FILTERS['k8s_node_labels_plan'](settings, None, read)['failed'] == ['triton_ready']
+
+
 def test_plan_with_bad_settings_has_only_errors():
     plan = FILTERS['k8s_node_labels_plan']({'prefix': 'Bad'}, {'controllers': []})
     assert plan['checks'] == [] and plan['labels'] == {} and len(plan['errors']) == 1

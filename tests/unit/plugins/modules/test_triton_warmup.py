@@ -12,10 +12,9 @@ molecule/serving.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -24,6 +23,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.inferops.node.plugins.module_utils import triton_v2
 from ansible_collections.inferops.node.plugins.modules import triton_warmup
+from ansible_collections.inferops.node.tests.unit.triton_replay import closed_port, serve, stop
 
 
 METADATA = {
@@ -111,15 +111,10 @@ class FakeTriton(object):
                     return self._send(200, {'model_name': parts[2], 'outputs': []})
                 return self._send(404, {'error': 'not found'})
 
-        self.server = ThreadingHTTPServer(('127.0.0.1', port), Handler)
-        self.server.daemon_threads = True
-        self.url = 'http://127.0.0.1:%d' % self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server, self.url = serve(Handler, port)
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
+        stop(self.server)
 
 
 @pytest.fixture
@@ -127,14 +122,6 @@ def fake():
     server = FakeTriton()
     yield server
     server.stop()
-
-
-def free_port():
-    sock = socket.socket()
-    sock.bind(('127.0.0.1', 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 class AnsibleExit(Exception):
@@ -244,7 +231,7 @@ def test_client_rejects_bad_url():
 # --- readiness gating --------------------------------------------------------------
 
 def test_wait_ready_tolerates_connection_refused_then_gets_ready():
-    port = free_port()
+    port = closed_port()
     client = triton_v2.TritonHTTP('http://127.0.0.1:%d' % port, timeout=2)
     started = {}
 
@@ -291,7 +278,7 @@ def test_wait_ready_timeout_reports_index_reason(fake):
 
 
 def test_wait_ready_refused_timeout_message():
-    client = triton_v2.TritonHTTP('http://127.0.0.1:%d' % free_port(), timeout=1)
+    client = triton_v2.TritonHTTP('http://127.0.0.1:%d' % closed_port(), timeout=1)
     with pytest.raises(triton_v2.NotReady) as err:
         triton_v2.wait_ready(client, ['add'], timeout=0.2, interval=0.05)
     assert 'ConnectionRefusedError' in str(err.value)
@@ -365,7 +352,7 @@ def test_module_readiness_only(monkeypatch, fake):
 
 
 def test_module_not_ready_fails_with_reason(monkeypatch):
-    url = 'http://127.0.0.1:%d' % free_port()
+    url = 'http://127.0.0.1:%d' % closed_port()
     result = run_module(monkeypatch, {'endpoints': [url], 'ready_timeout': 0.3, 'ready_interval': 0.1})
     assert result['failed']
     assert 'not ready after' in result['msg'] and 'ConnectionRefusedError' in result['msg']
@@ -380,7 +367,7 @@ def test_module_unknown_model_fails(monkeypatch, fake):
 
 
 def test_module_check_mode_probes_once(monkeypatch, fake):
-    down = 'http://127.0.0.1:%d' % free_port()
+    down = 'http://127.0.0.1:%d' % closed_port()
     result = run_module(monkeypatch, {'endpoints': [fake.url, down]}, check_mode=True)
     assert not result.get('failed'), result
     assert result['ready'][fake.url]['ready'] is True
