@@ -35,6 +35,8 @@ AUDIT_DEFAULTS = {
     'audit_nvme_wear_warn_percent': 80,
     'audit_nvme_firmware': {},
     'audit_fleet_temp_delta_c': 10,
+    # A model repository needs room for the next version beside the current one while it syncs.
+    'audit_min_free_percent': 10,
 }
 
 ROLE_VARIABLES = {

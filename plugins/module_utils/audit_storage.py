@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial, read-ahead),
-their mounts, mount options and XFS stripe geometry (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
+their mounts, mount options, XFS stripe geometry, file types and free space (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
 the fstrim timer. The wanted values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs
 variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``mount_options.compare``."""
 
@@ -153,6 +153,60 @@ def xfs_stripe(check, reads, expected):
     return results
 
 
+def _xfs_of(check, reads, expected, results):
+    """``(want, filesystem)`` of every running array with a filesystem mounted on its mount point
+    (md_info's ``filesystems``); a SKIP in ``results`` for one without."""
+    info = read(reads, 'md_info')
+    filesystems = read(reads, 'md_info', 'filesystems')
+    for want, dummy in _running(check, info, expected, results, mounted=True):
+        found = filesystems.get(want['mount'])
+        if not found:
+            results.append(check.skip('nothing mounted at %s (storage.mount)' % want['mount'], subject=want['mount']))
+        else:
+            yield want, found
+
+
+@Check('storage.xfs_ftype', 'XFS of every array records file types (ftype=1)', 'major', 'xfs_info <mount>',
+       'role md_raid_xfs makes XFS with ftype=1 (mkfs.xfs default since xfsprogs 4.2); an existing filesystem is kept: '
+       'recreate it (data loss) with md_raid_xfs_force')
+def xfs_ftype(check, reads, expected):
+    results = []
+    for want, found in _xfs_of(check, reads, expected, results):
+        if found.get('fstype') != 'xfs':
+            results.append(check.skip('%s is %s, not XFS' % (want['mount'], found.get('fstype')), subject=want['mount']))
+        elif not found.get('xfs'):
+            results.append(check.skip('xfs_info could not read %s (md_info warned)' % want['mount'], subject=want['mount']))
+        else:
+            # ftype=0 is a V4 (or old) filesystem: overlayfs refuses it as a container image store, and
+            # every directory scan (a model repository poll) costs an inode read per entry.
+            results.append(check.compare(want['mount'], 1, found['xfs'].get('ftype'),
+                                         'XFS on %s has ftype=%s (crc=%s): directory entries do not record the file '
+                                         'type' % (want['mount'], found['xfs'].get('ftype'), found['xfs'].get('crc'))))
+    return results
+
+
+@Check('storage.free_space', 'Free space on every array filesystem at least audit_min_free_percent', 'major',
+       'findmnt -J -b -o TARGET,SIZE,AVAIL,USED --mountpoint <mount>',
+       'remove models no longer served (role model_sync, state absent) or grow the array; a model that does not '
+       'fit fails model_sync before it downloads')
+def free_space(check, reads, expected):
+    minimum = expected.get('audit_min_free_percent')
+    if minimum is None:
+        return [check.skip('audit_min_free_percent is null')]
+    results = []
+    for want, found in _xfs_of(check, reads, expected, results):
+        size, avail = found.get('size_bytes') or 0, found.get('avail_bytes') or 0
+        percent = round(100.0 * avail / size, 1) if size else 0.0
+        observed = {'avail_bytes': avail, 'size_bytes': size, 'avail_percent': percent}
+        wanted = {'avail_percent_min': minimum}
+        if percent >= minimum:
+            results.append(check.passed(want['mount'], wanted, observed))
+        else:
+            results.append(check.fail(want['mount'], wanted, observed, '%s has %.1f %% free (%d of %d MiB), under %s %%' % (
+                want['mount'], percent, avail // 2 ** 20, size // 2 ** 20, minimum)))
+    return results
+
+
 @Check('storage.md_readahead', 'Array read-ahead at least what md_raid_xfs sets', 'major',
        '/sys/block/<md>/queue/read_ahead_kb', FIX_MD + ' (blockdev_readahead and its udev rule)')
 def md_readahead(check, reads, expected):
@@ -222,4 +276,5 @@ def nvme_queue_settings(check, reads, expected):
     return results
 
 
-CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, md_readahead, fstrim, nvme_queue_settings]
+CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, xfs_ftype, free_space, md_readahead, fstrim,
+          nvme_queue_settings]

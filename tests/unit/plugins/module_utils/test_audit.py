@@ -111,6 +111,7 @@ def record(tmp_path_factory):
         'md_info': rec.run(test_md_info.Guest, 'arrays', md_info.main, md_args, arrays=arrays),
         'md_degraded': rec.run(test_md_info.Guest, 'degraded', md_info.main, md_args, arrays=arrays),
         'md_fresh': rec.run(test_md_info.Guest, 'fresh', md_info.main, md_args),
+        'md_misfit': rec.run(test_md_info.Guest, 'misfit', md_info.main, md_args, arrays=arrays),
         'rec': rec,
     }
 
@@ -361,6 +362,34 @@ def test_xfs_stripe(recorded):
     fail = results(recorded, 'storage.xfs_stripe', {'md_raid_xfs_arrays': arrays})
     assert fail[0]['status'] == 'FAIL' and fail[0]['reason'] == (
         'XFS on /data/models has sunit=1024 swidth=4096, the array (chunk 512 KiB, 3 data disks) wants sunit=1024 swidth=3072')
+
+
+def test_xfs_ftype(recorded):
+    found = results(recorded, 'storage.xfs_ftype')
+    assert statuses(found) == {'/data/models': 'PASS', '/data/index': 'SKIP'}
+    assert found[1]['reason'] == 'nothing mounted at /data/index (storage.mount)'
+    # misfit: index re-made by hand as V4 XFS (mkfs.xfs -m crc=0 -n ftype=0) and mounted.
+    misfit = results(recorded, 'storage.xfs_ftype', md_info=recorded['md_misfit'])
+    assert statuses(misfit) == {'/data/models': 'PASS', '/data/index': 'FAIL'}
+    assert (misfit[1]['expected'], misfit[1]['observed']) == (1, 0)
+    assert misfit[1]['reason'] == 'XFS on /data/index has ftype=0 (crc=0): directory entries do not record the file type'
+    # md_info of an older collection (no filesystems): SKIP, not a verdict.
+    older = copy.deepcopy(recorded['md_info'])
+    del older['filesystems']
+    assert only(results(recorded, 'storage.xfs_ftype', md_info=older))['reason'] == 'md_info returned no filesystems'
+
+
+def test_free_space(recorded):
+    found = results(recorded, 'storage.free_space', {'audit_min_free_percent': 10})
+    assert statuses(found) == {'/data/models': 'PASS', '/data/index': 'SKIP'}
+    assert found[0]['observed'] == {'avail_bytes': 4155973632, 'size_bytes': 4219469824, 'avail_percent': 98.5}
+    misfit = results(recorded, 'storage.free_space', {'audit_min_free_percent': 10}, md_info=recorded['md_misfit'])
+    assert statuses(misfit) == {'/data/models': 'PASS', '/data/index': 'FAIL'}
+    assert misfit[1]['reason'] == '/data/index has 2.7 % free (25 of 958 MiB), under 10 %'
+    assert statuses(results(recorded, 'storage.free_space', {'audit_min_free_percent': 2},
+                            md_info=recorded['md_misfit']))['/data/index'] == 'PASS'
+    assert only(results(recorded, 'storage.free_space', {'audit_min_free_percent': None}))['reason'] == (
+        'audit_min_free_percent is null')
 
 
 def test_fstrim(recorded):
