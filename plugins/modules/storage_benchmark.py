@@ -299,6 +299,7 @@ command_log:
   elements: dict
 '''
 
+import math
 import os
 import platform
 import shutil
@@ -342,20 +343,12 @@ WRITE_BLOCK = 16 * MIB
 
 
 def lcm(a, b):
-    big, small = max(a, b), min(a, b)
-    while small:
-        big, small = small, big % small
-    return a * b // big
+    return a * b // math.gcd(a, b)
 
 
 def md_chunk(dev):
     """Chunk size in bytes of the md array with device number ``dev``, or None (not md, no chunk)."""
-    base = '/sys/dev/block/%d:%d' % (os.major(dev), os.minor(dev))
-    try:
-        value = int(sysfs.read_attr(base + '/md/chunk_size'))
-    except (OSError, ValueError, TypeError):
-        return None
-    return value or None
+    return sysfs.read_int('/sys/dev/block/%d:%d/md/chunk_size' % (os.major(dev), os.minor(dev))) or None
 
 
 def size_of(value, option):
