@@ -34,7 +34,6 @@ MIB = 1024 * 1024
 # Header room in each generated shard (JSON padded with spaces, as safetensors itself pads).
 HEADER_BYTES = 64 * 1024
 TENSOR_BYTES = 32 * MIB
-MODES = ('direct', 'buffered')
 
 
 class BenchmarkError(Exception):

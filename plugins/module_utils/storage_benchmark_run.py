@@ -28,7 +28,7 @@ import time
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
-    PageCacheError, Residency, collect_files, default_workers, human_bytes, make_resident, memory_guard,
+    DEFAULT_CHUNK_SIZE, PageCacheError, Residency, collect_files, default_workers, human_bytes, make_resident, memory_guard,
     parse_size, plan as page_cache_plan, read_meminfo,
 )
 from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import (
@@ -225,10 +225,10 @@ class Bench(object):
             self.drop_caches()
             meminfo = read_meminfo()
             residency = Residency()
-            todo, chunks = page_cache_plan([dict(f) for f in files], 8 * MIB, residency)
+            todo, chunks = page_cache_plan([dict(f) for f in files], DEFAULT_CHUNK_SIZE, residency)
             need = sum(f['bytes_to_read'] for f in todo)
             memory_guard(need, 256 * MIB, meminfo)
-            seconds = make_resident(todo, chunks, workers, 8 * MIB, residency=residency)
+            seconds = make_resident(todo, chunks, workers, DEFAULT_CHUNK_SIZE, residency=residency)
             runs.append({'seconds': round(seconds, 3), 'mbps': round(need / seconds / 1e6, 1) if seconds else None,
                          'bytes_read': need,
                          'resident_percent': round(100.0 * sum(f['resident_after'] for f in todo) / total, 1)
