@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan, mount_options, nvme_queue
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
+from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import drive
 
 __all__ = ['CHECKS']
 
@@ -211,7 +212,7 @@ def nvme_queue_settings(check, reads, expected):
         wanted['nr_requests'] = int(nr_requests)
     results = []
     for ns in selected:
-        subject = '%s (%s %s)' % (ns.get('serial'), ns['name'], (ns.get('model') or '').strip())
+        subject = drive(ns)
         queue = ns.get('queue') or {}
         observed = dict((key, queue.get(key)) for key in wanted)
         drift = nvme_queue.drift([ns], scheduler, read_ahead_kb, nr_requests)
