@@ -8,7 +8,7 @@ variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``moun
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan, mount_options, nvme_queue
+from ansible_collections.inferops.node.plugins.module_utils import blockdev, md_raid_plan, mount_options, nvme_queue
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
 from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import drive
 
@@ -164,7 +164,7 @@ def md_readahead(check, reads, expected):
         if want['read_ahead_kb'] is not None:
             wanted, source = int(want['read_ahead_kb']), 'md_raid_xfs_arrays[].read_ahead_kb'
         elif want['chunk_kb']:
-            wanted = 2 * want['chunk_kb'] * want['data_disks']
+            wanted = blockdev.md_default_read_ahead_kb(want['chunk_kb'] * want['data_disks'])
             source = '2 x stripe (chunk %d KiB x %d data disks)' % (want['chunk_kb'], want['data_disks'])
         else:
             results.append(check.skip('RAID%s has no stripe and no read_ahead_kb: the role sets none' % want['level'],
