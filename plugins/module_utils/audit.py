@@ -25,7 +25,7 @@ from __future__ import annotations
 
 __all__ = ['Check', 'Missing', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'read', 'run', 'summary', 'unexpected', 'worst']
 
-# The version of the report document (plugins/module_utils/audit_report.schema.json, "$id").
+# The version of the report document (schemas/audit_report.schema.json of this collection, "$id").
 SCHEMA_VERSION = 1
 STATUSES = ('FAIL', 'WARN', 'SKIP', 'PASS')
 SEVERITIES = ('critical', 'major', 'minor')
