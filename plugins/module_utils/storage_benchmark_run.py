@@ -28,8 +28,8 @@ import time
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
-    DEFAULT_CHUNK_SIZE, PageCacheError, Residency, collect_files, default_workers, human_bytes, make_resident, memory_guard,
-    parse_size, plan as page_cache_plan, read_meminfo,
+    DEFAULT_CHUNK_SIZE, PageCacheError, Residency, collect_files, default_workers, drop_file, human_bytes, make_resident,
+    memory_guard, parse_size, plan as page_cache_plan, read_meminfo,
 )
 from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import (
     MIB, BenchmarkError, case_key, figures, fio_argv, fio_cases, fio_layout, fio_read, load_safetensors,
@@ -197,11 +197,7 @@ class Bench(object):
         except sysfs.SysfsWriteError as exc:
             raise BenchmarkError('cannot drop the page cache (%s); run with become' % exc)
         for path in self.paths:
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
+            drop_file(path)
 
     def fio(self, argv):
         rc, out, err = self.runner.run(argv)
