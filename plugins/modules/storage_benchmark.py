@@ -106,8 +106,8 @@ options:
     default: 1G
   page_cache:
     description:
-      - Measure the time to load the generated model into the page cache (and, after it, the safetensors
-        load from the page cache).
+      - Measure the time to load the generated model into the page cache from cold.
+      - The warm safetensors load (O(safetensors)) preloads the shards with the same loader whatever this says.
     type: bool
     default: true
   safetensors:
