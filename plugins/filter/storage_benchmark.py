@@ -11,17 +11,10 @@ from __future__ import annotations
 from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import gate_errors
 
 
-def _figures(value):
-    """A figures dict, or the figures of a stored run record (``{'figures': {...}, ...}``)."""
-    if isinstance(value, dict) and isinstance(value.get('figures'), dict):
-        return value['figures']
-    return value
-
-
 def storage_benchmark_gate_errors(current, baseline, tolerance_percent=10, host='',
                                   variable='storage_benchmark_baseline'):
     """Figures of this run below the baseline's by more than the tolerance, one message each."""
-    return gate_errors(_figures(current), _figures(baseline), tolerance_percent, host=host, variable=variable)
+    return gate_errors(current, baseline, tolerance_percent, host=host, variable=variable)
 
 
 class FilterModule(object):

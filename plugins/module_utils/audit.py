@@ -14,7 +14,8 @@ roles see the same host through the same code.
 * ``read(reads, name)`` - the result of an info module, or raise ``Missing`` (the check is SKIP with the
   reason: not run, failed, or gave no such value).
 * ``run(checks, reads, expected)`` - every check, a SKIP for one that raised ``Missing``.
-* ``summary(results)`` - counts by status; ``worst(results)``.
+* ``summary(results)`` - counts by status; ``worst(results)``; ``failures_first(results)`` - the order reports
+  list results in (``ORDER``: FAIL, WARN, SKIP, PASS).
 * ``unexpected(results, allowed)`` - the results whose status ``allowed`` (check id -> statuses; PASS and SKIP
   for an id not listed) does not allow, worded for people (a test's assertion).
 
@@ -23,12 +24,15 @@ Standard library only: the same code runs in the action plugin on the controller
 
 from __future__ import annotations
 
-__all__ = ['Check', 'Missing', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'read', 'run', 'summary', 'unexpected', 'worst']
+__all__ = ['Check', 'Missing', 'ORDER', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'failures_first', 'read', 'run', 'summary',
+           'unexpected', 'worst']
 
-# The version of the report document (plugins/module_utils/audit_report.schema.json, "$id").
+# The version of the report document (schemas/audit_report.schema.json of this collection, "$id").
 SCHEMA_VERSION = 1
 STATUSES = ('FAIL', 'WARN', 'SKIP', 'PASS')
 SEVERITIES = ('critical', 'major', 'minor')
+# Position of each status in a report: failures first.
+ORDER = dict((status, index) for index, status in enumerate(STATUSES))
 
 
 class Missing(Exception):
@@ -122,6 +126,11 @@ def summary(results):
     for result in results:
         counts[result['status']] += 1
     return counts
+
+
+def failures_first(results):
+    """``results`` sorted FAIL, WARN, SKIP, PASS; catalogue order within a status (a stable sort)."""
+    return sorted(results, key=lambda r: ORDER[r['status']])
 
 
 def worst(results):

@@ -58,7 +58,6 @@ INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sy
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
                + audit_irq.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
-_ORDER = dict((status, index) for index, status in enumerate(audit.STATUSES))
 
 
 def catalogue():
@@ -71,10 +70,6 @@ def evaluate_host(reads, expected):
     merged = dict(AUDIT_DEFAULTS)
     merged.update(dict((k, v) for k, v in (expected or {}).items()))
     return audit.run(HOST_CHECKS, reads, merged)
-
-
-def _sorted(results):
-    return sorted(results, key=lambda r: _ORDER[r['status']])
 
 
 def build_report(hosts, groups, expected=None, meta=None):
@@ -90,10 +85,10 @@ def build_report(hosts, groups, expected=None, meta=None):
     entries = []
     for host in sorted(hosts):
         data = hosts[host]
-        results = _sorted(data['results'])
+        results = audit.failures_first(data['results'])
         entries.append({'host': host, 'groups': data.get('groups') or [], 'reachable': data.get('reachable', True),
                         'status': audit.worst(results), 'summary': audit.summary(results), 'results': results})
-    entries.sort(key=lambda e: (_ORDER[e['status']], e['host']))
+    entries.sort(key=lambda e: (audit.ORDER[e['status']], e['host']))
     every = [r for e in entries for r in e['results']] + fleet
     return {
         'schema_version': audit.SCHEMA_VERSION,
@@ -101,7 +96,7 @@ def build_report(hosts, groups, expected=None, meta=None):
         'status': audit.worst(every),
         'summary': dict(audit.summary(every), hosts=len(entries),
                         hosts_failed=len([e for e in entries if e['status'] == 'FAIL'])),
-        'fleet': _sorted(fleet),
+        'fleet': audit.failures_first(fleet),
         'hosts': entries,
     }
 

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import statistics
+
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check
 
 __all__ = ['CHECKS_DOC', 'firmware', 'group_outliers', 'temperature']
@@ -72,12 +74,6 @@ def firmware(host_reads):
     return results
 
 
-def _median(values):
-    values = sorted(values)
-    middle = len(values) // 2
-    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2.0
-
-
 def temperature(host_reads, delta_c):
     results = []
     for model, drives in sorted(_by_model(host_reads).items()):
@@ -86,7 +82,7 @@ def temperature(host_reads, delta_c):
             results.append(TEMPERATURE.skip('%d drive(s) of %s report a temperature: too few to compare'
                                             % (len(temps), model), subject=model))
             continue
-        median = _median([t for dummy, dummy, t in temps])
+        median = statistics.median([t for dummy, dummy, t in temps])
         wanted = '<= %s C (median %s C + audit_fleet_temp_delta_c %s)' % (median + delta_c, median, delta_c)
         hot = ['%s %d C' % (_name(host, ctrl), t) for host, ctrl, t in temps if t > median + delta_c]
         observed = dict((_name(host, ctrl), t) for host, ctrl, t in temps)

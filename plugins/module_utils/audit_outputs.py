@@ -33,7 +33,6 @@ __all__ = ['FLEET', 'diff', 'diff_lines', 'html_page', 'junit_xml', 'textfile', 
 
 # How bad a status is, for the diff (SKIP and PASS are both "not a problem").
 _RANK = {'FAIL': 2, 'WARN': 1, 'SKIP': 0, 'PASS': 0, None: 0}
-_ORDER = dict((status, index) for index, status in enumerate(audit.STATUSES))
 FLEET = '(fleet)'
 
 
@@ -186,7 +185,7 @@ def textfile(entry, generated, check_mode=False):
     seen, checks = set(), []
     # The entry lists failures first: a check and subject reported twice keeps its worst status (one series
     # per label set, or node_exporter drops the whole file).
-    for r in sorted(entry['results'], key=lambda r: _ORDER[r['status']]):
+    for r in audit.failures_first(entry['results']):
         key = (r['id'], r['subject'] or '')
         if key in seen:
             continue
@@ -306,7 +305,7 @@ def html_page(report):
     """The report as one HTML document (text)."""
     meta, s = report.get('meta') or {}, report['summary']
     problems = [(host, r) for host, r in _all(report) if r['status'] in ('FAIL', 'WARN')]
-    problems.sort(key=lambda item: (_ORDER[item[1]['status']], item[0] == FLEET, item[0], item[1]['id']))
+    problems.sort(key=lambda item: (audit.ORDER[item[1]['status']], item[0] == FLEET, item[0], item[1]['id']))
     parts = [
         '<!DOCTYPE html>',
         '<html lang="en"><head><meta charset="utf-8">',

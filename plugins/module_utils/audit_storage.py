@@ -8,8 +8,9 @@ variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``moun
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan, mount_options, nvme_queue
+from ansible_collections.inferops.node.plugins.module_utils import blockdev, md_raid_plan, mount_options, nvme_queue
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
+from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import drive
 
 __all__ = ['CHECKS']
 
@@ -217,7 +218,7 @@ def md_readahead(check, reads, expected):
         if want['read_ahead_kb'] is not None:
             wanted, source = int(want['read_ahead_kb']), 'md_raid_xfs_arrays[].read_ahead_kb'
         elif want['chunk_kb']:
-            wanted = 2 * want['chunk_kb'] * want['data_disks']
+            wanted = blockdev.md_default_read_ahead_kb(want['chunk_kb'] * want['data_disks'])
             source = '2 x stripe (chunk %d KiB x %d data disks)' % (want['chunk_kb'], want['data_disks'])
         else:
             results.append(check.skip('RAID%s has no stripe and no read_ahead_kb: the role sets none' % want['level'],
@@ -265,7 +266,7 @@ def nvme_queue_settings(check, reads, expected):
         wanted['nr_requests'] = int(nr_requests)
     results = []
     for ns in selected:
-        subject = '%s (%s %s)' % (ns.get('serial'), ns['name'], (ns.get('model') or '').strip())
+        subject = drive(ns)
         queue = ns.get('queue') or {}
         observed = dict((key, queue.get(key)) for key in wanted)
         drift = nvme_queue.drift([ns], scheduler, read_ahead_kb, nr_requests)

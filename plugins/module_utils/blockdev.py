@@ -9,7 +9,8 @@
   mounts, holders) from ``wipefs --no-act --json``, ``blkid -p -o export``, ``lsblk --json -O``
   and sysfs.
 * ``parse_mdstat``, ``parse_mdadm_export``, ``parse_mdadm_detail`` and ``md_sysfs_state`` read
-  md array state; ``md_stripe_width_kb`` computes an array's full stripe width.
+  md array state; ``md_stripe_width_kb`` computes an array's full stripe width, ``md_default_read_ahead_kb``
+  the read-ahead an array gets from it.
 * ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``drive_identity`` - those with its serial,
   model, firmware and size (what ``md_info`` reports per member and ``nvme_devices`` per namespace);
   ``queue_settings`` - its request
@@ -31,7 +32,7 @@ __all__ = [
     'BlockDevError', 'resolve_device', 'device_kind',
     'udev_properties', 'lsblk_json', 'blkid_probe', 'wipefs_probe', 'probe_usage',
     'holders', 'partitions', 'parse_mdstat', 'parse_mdadm_export', 'parse_mdadm_detail',
-    'md_sysfs_state', 'md_stripe_width_kb', 'md_level_number', 'md_members_from_export',
+    'md_sysfs_state', 'md_stripe_width_kb', 'md_default_read_ahead_kb', 'md_level_number', 'md_members_from_export',
     'parse_sync_completed', 'by_id_paths', 'drive_identity', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
     'PAGE_KB',
 ]
@@ -516,6 +517,12 @@ def md_stripe_width_kb(kname):
         return None, 'md array %s: no data disks' % kname
     return chunk * data, 'md array %s: %s, %s KiB chunk x %s data disks = %s KiB stripe' % (
         kname, state['level'], chunk, data, chunk * data)
+
+
+def md_default_read_ahead_kb(stripe_kb):
+    """The read-ahead (KiB) an md array gets when none is asked for: twice its full stripe, so one read-ahead
+    window keeps every data disk busy with a whole chunk (``blockdev_readahead``; the node audit checks it)."""
+    return 2 * stripe_kb
 
 
 # ---------------------------------------------------------------- identity and request queue

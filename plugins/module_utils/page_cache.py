@@ -822,14 +822,22 @@ def gbps(num_bytes, seconds):
 
 # --------------------------------------------------------------------------- eviction
 
+def drop_file(path):
+    """posix_fadvise(DONTNEED) over the whole of ``path``: its clean, unmapped pages leave the page cache."""
+    fd = _open_ro(path)
+    try:
+        os.posix_fadvise(fd, 0, 0, getattr(os, 'POSIX_FADV_DONTNEED', 4))
+    finally:
+        os.close(fd)
+
+
 def evict(files, progress=None):
-    """posix_fadvise(DONTNEED) every file with resident pages; returns wall seconds.
+    """posix_fadvise(DONTNEED) every file with resident pages (``drop_file``); returns wall seconds.
 
     Sets per file ``seconds``. Dirty pages are not written back first (no fsync), so they
     and pages mapped by running processes stay resident.
     """
     begin = time.monotonic()
-    dontneed = getattr(os, 'POSIX_FADV_DONTNEED', 4)
     if progress is not None:
         progress.set_state('evicting')
     for info in files:
@@ -838,11 +846,7 @@ def evict(files, progress=None):
             continue
         start = time.monotonic()
         try:
-            fd = _open_ro(info['path'])
-            try:
-                os.posix_fadvise(fd, 0, 0, dontneed)
-            finally:
-                os.close(fd)
+            drop_file(info['path'])
         except OSError as exc:
             raise PageCacheError('paths: cannot evict %s: %s' % (info['path'], exc.strerror or exc), 'paths')
         info['seconds'] = round(time.monotonic() - start, 3)

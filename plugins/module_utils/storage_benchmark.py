@@ -26,7 +26,7 @@ import time
 
 __all__ = [
     'BenchmarkError', 'MIB', 'fio_document', 'fio_read', 'fio_cases', 'fio_argv', 'fio_layout',
-    'summary', 'figures', 'gate', 'gate_errors', 'safetensors_loader', 'write_safetensors_model',
+    'summary', 'figures', 'gate', 'gate_errors', 'record_figures', 'safetensors_loader', 'write_safetensors_model',
     'load_safetensors', 'case_key', 'side_by_side',
 ]
 
@@ -34,7 +34,6 @@ MIB = 1024 * 1024
 # Header room in each generated shard (JSON padded with spaces, as safetensors itself pads).
 HEADER_BYTES = 64 * 1024
 TENSOR_BYTES = 32 * MIB
-MODES = ('direct', 'buffered')
 
 
 class BenchmarkError(Exception):
@@ -203,8 +202,17 @@ def gate(current, baseline, tolerance_percent):
             'missing': sorted(set(baseline) - set(current)), 'new': sorted(set(current) - set(baseline))}
 
 
+def record_figures(value):
+    """A figures dict, or the figures of a stored run record (``{'figures': {...}, ...}``)."""
+    if isinstance(value, dict) and isinstance(value.get('figures'), dict):
+        return value['figures']
+    return value
+
+
 def gate_errors(current, baseline, tolerance_percent, host='', variable='storage_benchmark_baseline'):
-    """The gate's failures worded for an operator (empty when every compared figure is within tolerance)."""
+    """The gate's failures worded for an operator (empty when every compared figure is within tolerance).
+    ``current`` and ``baseline`` are figure dicts or run records (``record_figures``)."""
+    current, baseline = record_figures(current), record_figures(baseline)
     try:
         tolerance = float(tolerance_percent)
     except (TypeError, ValueError):
@@ -225,8 +233,8 @@ def gate_errors(current, baseline, tolerance_percent, host='', variable='storage
 def side_by_side(before, after):
     """Two run records (or figure dicts) compared figure by figure: ``{figure, before, after, ratio}``
     (ratio = after / before, None where a side lacks the figure), in the order of the figures' names."""
-    one = before.get('figures', before) if isinstance(before, dict) else {}
-    two = after.get('figures', after) if isinstance(after, dict) else {}
+    one = record_figures(before) if isinstance(before, dict) else {}
+    two = record_figures(after) if isinstance(after, dict) else {}
     rows = []
     for name in sorted(set(one) | set(two)):
         first, second = one.get(name), two.get(name)

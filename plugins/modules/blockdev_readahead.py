@@ -419,7 +419,7 @@ def main():
                 width, note = blockdev.md_stripe_width_kb(kname)
                 if width is None:
                     raise ReadaheadError('%sdevice=%r: no read_ahead_kb given and no md default: %s' % (prefix, item['device'], note))
-                requested, source = 2 * width, 'md_stripe'
+                requested, source = blockdev.md_default_read_ahead_kb(width), 'md_stripe'
                 note = '%s; read-ahead = 2 x stripe = %d KiB' % (note, requested)
             else:
                 raise ReadaheadError('%sdevice=%r: no read_ahead_kb or read_ahead_sectors given (per device or top-level); '

@@ -116,11 +116,7 @@ def drop(paths, mode):
         with open('/proc/sys/vm/drop_caches', 'w') as handle:
             handle.write('3\n')
     for path in paths:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
+        pc.drop_file(path)
     time.sleep(0.5)  # let writeback / other tenants' I/O from the drop settle
 
 

@@ -566,3 +566,11 @@ def test_report_written_on_a_lab_guest_is_valid():
     assert by_id['storage.md_present'] == {'FAIL'} and by_id['kernel.sysctl'] == {'FAIL'}
     assert by_id['storage.nvme_queue'] == {'FAIL'} and by_id['nvme.temperature'] == {'PASS'}
     assert by_id['nvme.link'] == {'SKIP'} and by_id['platform.kernel'] == {'PASS'}
+
+
+def test_failures_first_keeps_the_catalogue_order_within_a_status():
+    check = audit.Check('x.y', 'title', 'minor', 'evidence', 'fix')
+    results = [check.passed('a', 1, 1), check.skip('why', 'b'), check.fail('c', 1, 2, 'no'), check.warn('d', 1, 2, 'hm'),
+               check.fail('e', 1, 3, 'no')]
+    assert [r['subject'] for r in audit.failures_first(results)] == ['c', 'e', 'd', 'b', 'a']
+    assert [audit.ORDER[s] for s in audit.STATUSES] == [0, 1, 2, 3]

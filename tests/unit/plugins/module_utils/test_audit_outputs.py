@@ -225,8 +225,8 @@ def test_html_self_contained_failures_first(recorded):
     assert [a for t, a in page.tags if a.get('src') or (a.get('href') and not a['href'].startswith('#'))] == []
     text = audit_outputs.html_page(report)
     hosts = parse(text[text.index('id="hosts"'):text.index('id="problems"')]).rows[1:]
-    # One row per host, hosts with a FAIL first: node2 (degraded index; and, as every host of the recordings,
-    # the local sysctl override), node1, node3 - then by name.
+    # One row per host, failures first, then by name: all three FAIL (the local sysctl override of the
+    # recordings; node2 also its degraded index), so node1, node2, node3.
     assert [(r[0], r[1].split()[1]) for r in hosts] == [('FAIL', 'node1'), ('FAIL', 'node2'), ('FAIL', 'node3')]
     statuses = [r[0] for r in page.rows if r[0] in ('FAIL', 'WARN', 'SKIP', 'PASS')]
     assert statuses[0] == 'FAIL'

@@ -89,6 +89,11 @@ def test_md_stripe_width(tmp_path, monkeypatch, case):
     assert case['kname'] in explanation
 
 
+def test_md_default_read_ahead_is_twice_the_stripe():
+    # The recorded local_nvme models array: RAID0, 4 x 512 KiB chunks = 2048 KiB stripe -> 4096 KiB.
+    assert blockdev.md_default_read_ahead_kb(2048) == 4096
+
+
 def test_md_sysfs_state_resync(tmp_path, monkeypatch):
     FakeSystem(tmp_path, monkeypatch, 'raid10_resync')
     state = blockdev.md_sysfs_state('md126')

@@ -392,6 +392,14 @@ def test_evict_and_measure_after(cold_file):
     assert progress.bytes_done == os.path.getsize(cold_file) and progress.files_done == 1
 
 
+def test_drop_file(cold_file):
+    with open(cold_file, 'rb') as handle:
+        handle.read()
+    assert pc.Residency().resident_path(cold_file) == os.path.getsize(cold_file)
+    pc.drop_file(cold_file)
+    assert pc.Residency().resident_path(cold_file) == 0
+
+
 # --------------------------------------------------------------------------- status file
 
 def test_status_writer_is_periodic_and_atomic(tmp_path):

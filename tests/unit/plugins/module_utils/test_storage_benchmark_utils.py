@@ -179,6 +179,16 @@ def test_side_by_side_ratios():
         {'figure': 'new', 'before': None, 'after': 2.0, 'ratio': None}]
 
 
+def test_gate_on_run_records():
+    """A stored run record counts by its figures, on either side (the role gates record against record)."""
+    base = {'record_version': 1, 'label': 'baseline', 'figures': {'a': 100.0}}
+    now = {'record_version': 1, 'label': 'after', 'figures': {'a': 80.0}, 'benchmark': {'fio': []}}
+    assert sb.record_figures(now) == {'a': 80.0} and sb.record_figures({'a': 1.0}) == {'a': 1.0}
+    assert sb.gate_errors(now, base, 10) == sb.gate_errors({'a': 80.0}, {'a': 100.0}, 10) == [
+        'a = 80.0 MB/s is 20.0 % below the baseline 100.0 MB/s (tolerance 10.0 %, storage_benchmark_baseline)']
+    assert sb.gate_errors(now, base['figures'], 20) == sb.gate_errors(now['figures'], base, 20) == []
+
+
 def test_gate_refusals():
     assert 'no figure of the baseline' in sb.gate_errors({'x': 1.0}, {'y': 1.0}, 10)[0]
     assert 'must be a number' in sb.gate_errors({}, {}, 'ten')[0]

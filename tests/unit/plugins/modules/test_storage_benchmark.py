@@ -149,3 +149,19 @@ def test_real_run_on_generated_shards(evictable_dir, host):
     assert result['figures']['fio/directory/direct/bs=1M/jobs=2,qd=4'] == result['fio'][0]['mbps']['median']
     assert 'page_cache/mbps' in result['figures']
     assert result['model_repository'] == {'status': 'skipped', 'reason': 'model_repository not given'}
+
+
+def test_page_cache_false_skips_only_the_timed_load(evictable_dir, host):
+    """page_cache: false leaves out the page cache figure; the warm safetensors load still preloads the shards."""
+    failed, result = run_module(storage_benchmark.main, {
+        'directory': evictable_dir, 'file_count': 1, 'file_size': '4M', 'space_reserve': 0,
+        'block_sizes': ['1M'], 'modes': ['buffered'], 'repetitions': 1, 'page_cache': False,
+        'jobs': [{'numjobs': 1}]})
+    assert not failed, result
+    assert result['page_cache'] == {'status': 'skipped', 'reason': 'page_cache is false'}
+    assert 'page_cache/mbps' not in result['figures'] and 'fio/directory/buffered/bs=1M/jobs=1,sync' in result['figures']
+    safe_open, reason = sb.safetensors_loader()
+    if safe_open is None:
+        assert result['safetensors'] == {'status': 'skipped', 'reason': reason}
+    else:
+        assert result['safetensors']['status'] == 'ran' and result['safetensors']['preload_seconds']['n'] == 1
