@@ -25,7 +25,7 @@ import json
 import os
 import re
 
-from . import sysfs
+from . import nvme_fabrics, sysfs
 
 __all__ = [
     'BlockDevError', 'resolve_device', 'device_kind',
@@ -78,7 +78,7 @@ def device_kind(kname):
     """Classify a kernel block device: md, dm, nvme, nvme-of, partition or disk.
 
     Returns ``{'kind', 'transport', 'partition'}``; ``transport`` is the NVMe controller transport
-    (pcie, tcp, rdma, fc, loop) when known.
+    (pcie, tcp, rdma, fc, loop) when known (``nvme_fabrics.namespace_transport``).
     """
     base = '/sys/class/block/%s' % kname
     info = {'kind': 'disk', 'transport': None, 'partition': sysfs.exists(base + '/partition')}
@@ -89,17 +89,7 @@ def device_kind(kname):
     elif sysfs.isdir(base + '/dm'):
         info['kind'] = 'dm'
     elif _NVME_NS_RE.match(kname) or _NVME_PATH_RE.match(kname):
-        transport = sysfs.read_attr(base + '/device/transport')
-        if transport is None:
-            # Native multipath head: /sys/block/nvmeXnY/device is the subsystem; ask a path.
-            for entry in sysfs.listdir('/sys/class/nvme-subsystem'):
-                for ctrl in sysfs.listdir('/sys/class/nvme-subsystem/%s' % entry):
-                    if ctrl.startswith('nvme') and sysfs.exists('/sys/class/nvme-subsystem/%s/%s/transport' % (entry, ctrl)):
-                        if sysfs.exists('/sys/class/nvme-subsystem/%s/%s' % (entry, kname)):
-                            transport = sysfs.read_attr('/sys/class/nvme-subsystem/%s/%s/transport' % (entry, ctrl))
-                            break
-                if transport:
-                    break
+        transport = nvme_fabrics.namespace_transport(kname)
         info['transport'] = transport
         info['kind'] = 'nvme' if transport in (None, 'pcie') else 'nvme-of'
     return info

@@ -148,6 +148,9 @@ def test_controllers_and_subsystems_from_two_paths(tmp_path, monkeypatch):
         ('/dev/nvme0n1', 1, 2147483648, True), ('/dev/nvme0n2', 2, 67108864, True)]
     assert subsys['namespaces'][0]['wwid'].startswith('uuid.')
     assert nvme_fabrics.online_cpus() == 2
+    assert nvme_fabrics.subsystem_controllers() == {'nvme-subsys0': ['nvme0', 'nvme1']}
+    # a multipath head's transport is its subsystem's first controller's (test_blockdev: a path's is its own)
+    assert [nvme_fabrics.namespace_transport(k) for k in ('nvme0n1', 'nvme0n2')] == ['tcp', 'tcp']
 
 
 def test_device_in_use_reads_mountinfo(tmp_path, monkeypatch):
