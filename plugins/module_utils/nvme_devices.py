@@ -130,13 +130,12 @@ def namespaces(ctrls=None):
     by_name = dict((c['name'], c) for c in ctrls)
     result = []
     for kname, names in namespace_controllers(ctrls).items():
-        base = '/sys/class/block/%s' % kname
         for name in names:
             by_name[name]['namespaces'].append(kname)
         first = by_name[names[0]] if names else {}
+        ns = nvme_fabrics.namespace(kname)
         entry = {
-            'name': kname, 'device': '/dev/%s' % kname, 'nsid': sysfs.read_int(base + '/nsid'),
-            'wwid': _text(base + '/wwid'), 'controllers': names,
+            'name': kname, 'device': ns['device'], 'nsid': ns['nsid'], 'wwid': ns['wwid'], 'controllers': names,
             'transport': first.get('transport'), 'pci_address': first.get('pci_address'),
             'numa_node': first.get('numa_node'),
             'holders': blockdev.holders(kname),

@@ -10,7 +10,8 @@ hostnqn,hostid,queue_count,sqsize,ctrl_loss_tmo,reconnect_delay,kato}`` and
 * ``controllers()`` - every fabrics controller with its attributes and subsystem.
 * ``subsystems()`` - every NVMe subsystem: NQN, controllers, namespace block devices;
   ``subsystem_controllers()`` - which controllers each subsystem has.
-* ``namespace_transport(kname)`` - the transport under it (``blockdev.device_kind``).
+* ``namespace(kname)`` - a namespace block device's nsid, size, wwid (``nvme_devices`` reads them here too);
+  ``namespace_transport(kname)`` - the transport under it (``blockdev.device_kind``).
 * ``matches(ctrl, conn)`` - whether a controller is the connection ``conn`` describes.
 * ``expected_ctrl_loss_tmo(tmo, delay)`` - the value the kernel reports for a setting.
 * ``parse_discovery(text)`` - records of ``nvme discover -o json``.
@@ -43,7 +44,7 @@ from . import nvme_common as common
 from .mount_options import option_errors
 
 __all__ = [
-    'parse_address', 'controllers', 'subsystems', 'subsystem_controllers', 'namespace_transport',
+    'parse_address', 'controllers', 'subsystems', 'subsystem_controllers', 'namespace', 'namespace_transport',
     'matches', 'expected_ctrl_loss_tmo',
     'parse_discovery', 'device_in_use', 'online_cpus', 'CONNECTED_STATES', 'DEFAULT_SVCID',
     'default_name', 'connection_key', 'describe', 'check_connection', 'duplicate_connections',
@@ -163,17 +164,19 @@ def controllers():
     return result
 
 
-def _namespace(kname, parent):
-    base = '%s/%s' % (parent, kname)
-    size = _int(sysfs.read_attr('%s/size' % base))
+def namespace(kname):
+    """NVMe namespace block device ``kname`` as ``/sys/class/block/<kname>`` shows it: ``name``, ``device``,
+    ``exists`` (its node in /dev), ``nsid``, ``size_bytes``, ``wwid``, ``read_ahead_kb`` (None where unknown)."""
+    base = '/sys/class/block/%s' % kname
+    size = sysfs.read_int('%s/size' % base)
     return {
         'name': kname,
         'device': '/dev/%s' % kname,
         'exists': sysfs.exists('/dev/%s' % kname),
-        'nsid': _int(sysfs.read_attr('%s/nsid' % base)),
+        'nsid': sysfs.read_int('%s/nsid' % base),
         'size_bytes': size * 512 if size is not None else None,
         'wwid': (sysfs.read_attr('%s/wwid' % base) or '').strip() or None,
-        'read_ahead_kb': _int(sysfs.read_attr('%s/queue/read_ahead_kb' % base)),
+        'read_ahead_kb': sysfs.read_int('%s/queue/read_ahead_kb' % base),
     }
 
 
@@ -188,12 +191,10 @@ def subsystems(ctrls=None):
     result = {}
     for name, members in subsystem_controllers().items():
         base = '%s/%s' % (CLASS_SUBSYS, name)
-        namespaces = [_namespace(e, base) for e in sysfs.listdir(base) if _NS_RE.match(e)]
+        namespaces = [namespace(e) for e in sysfs.listdir(base) if _NS_RE.match(e)]
         if not namespaces:
             for ctrl in members:
-                for entry in sysfs.listdir('%s/%s' % (CLASS_NVME, ctrl)):
-                    if _NS_RE.match(entry):
-                        namespaces.append(_namespace(entry, '%s/%s' % (CLASS_NVME, ctrl)))
+                namespaces.extend(namespace(e) for e in sysfs.listdir('%s/%s' % (CLASS_NVME, ctrl)) if _NS_RE.match(e))
         namespaces.sort(key=lambda ns: (ns['nsid'] or 0, ns['name']))
         result[name] = {
             'name': name,
