@@ -11,7 +11,8 @@
 * ``parse_mdstat``, ``parse_mdadm_export``, ``parse_mdadm_detail`` and ``md_sysfs_state`` read
   md array state; ``md_stripe_width_kb`` computes an array's full stripe width.
 * ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``drive_identity`` - those with its serial,
-  model, firmware and size (what ``md_info`` reports per member and ``nvme_devices`` per namespace);
+  model, firmware and size (what ``md_info`` reports per member; ``nvme_devices`` takes a namespace's from
+  its controller);
   ``queue_settings`` - its request
   queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
   ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).

@@ -8,8 +8,9 @@
 * ``namespace_controllers(ctrls)`` - which controllers each namespace block device belongs to (the walk
   ``namespaces`` and the IRQ device selectors of ``irq_devices`` share, without the identity and queue reads);
 * ``namespaces(ctrls)`` - every NVMe namespace block device (``nvme<c>n<n>``; the hidden per-path
-  devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity,
-  ``/dev/disk/by-id`` links and request queue (``blockdev.queue_settings``);
+  devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity (its
+  controller's), ``nvme_fabrics.namespace`` fields, ``/dev/disk/by-id`` links and request queue
+  (``blockdev.queue_settings``);
 * ``pci_link(address)`` - PCIe link speed and width, current and maximum (None where the files are
   missing or say nothing, as on an emulated device).
 
@@ -134,14 +135,17 @@ def namespaces(ctrls=None):
             by_name[name]['namespaces'].append(kname)
         first = by_name[names[0]] if names else {}
         ns = nvme_fabrics.namespace(kname)
+        ids = blockdev.by_id_paths(kname)
         entry = {
-            'name': kname, 'device': ns['device'], 'nsid': ns['nsid'], 'wwid': ns['wwid'], 'controllers': names,
+            'name': kname, 'device': ns['device'], 'nsid': ns['nsid'], 'size_bytes': ns['size_bytes'],
+            'wwid': ns['wwid'], 'controllers': names,
             'transport': first.get('transport'), 'pci_address': first.get('pci_address'),
             'numa_node': first.get('numa_node'),
+            # The identity of the controller, read once above (a multipath head's subsystem shows the same).
+            'model': first.get('model'), 'serial': first.get('serial'), 'firmware': first.get('firmware'),
+            'by_id': ids[0] if ids else None, 'by_id_all': ids,
             'holders': blockdev.holders(kname),
             'queue': blockdev.queue_settings(kname),
         }
-        # by_id, by_id_all, model, serial, firmware, size_bytes: as md_info reports an array's members.
-        entry.update(blockdev.drive_identity(kname))
         result.append(entry)
     return result
