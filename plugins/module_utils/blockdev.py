@@ -12,7 +12,8 @@
   md array state; ``md_stripe_width_kb`` computes an array's full stripe width, ``md_default_read_ahead_kb``
   the read-ahead an array gets from it.
 * ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``drive_identity`` - those with its serial,
-  model, firmware and size (what ``md_info`` reports per member and ``nvme_devices`` per namespace);
+  model, firmware and size (what ``md_info`` reports per member; ``nvme_devices`` takes a namespace's from
+  its controller);
   ``queue_settings`` - its request
   queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
   ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).
@@ -26,7 +27,7 @@ import json
 import os
 import re
 
-from . import sysfs
+from . import nvme_fabrics, sysfs
 
 __all__ = [
     'BlockDevError', 'resolve_device', 'device_kind',
@@ -79,7 +80,7 @@ def device_kind(kname):
     """Classify a kernel block device: md, dm, nvme, nvme-of, partition or disk.
 
     Returns ``{'kind', 'transport', 'partition'}``; ``transport`` is the NVMe controller transport
-    (pcie, tcp, rdma, fc, loop) when known.
+    (pcie, tcp, rdma, fc, loop) when known (``nvme_fabrics.namespace_transport``).
     """
     base = '/sys/class/block/%s' % kname
     info = {'kind': 'disk', 'transport': None, 'partition': sysfs.exists(base + '/partition')}
@@ -90,17 +91,7 @@ def device_kind(kname):
     elif sysfs.isdir(base + '/dm'):
         info['kind'] = 'dm'
     elif _NVME_NS_RE.match(kname) or _NVME_PATH_RE.match(kname):
-        transport = sysfs.read_attr(base + '/device/transport')
-        if transport is None:
-            # Native multipath head: /sys/block/nvmeXnY/device is the subsystem; ask a path.
-            for entry in sysfs.listdir('/sys/class/nvme-subsystem'):
-                for ctrl in sysfs.listdir('/sys/class/nvme-subsystem/%s' % entry):
-                    if ctrl.startswith('nvme') and sysfs.exists('/sys/class/nvme-subsystem/%s/%s/transport' % (entry, ctrl)):
-                        if sysfs.exists('/sys/class/nvme-subsystem/%s/%s' % (entry, kname)):
-                            transport = sysfs.read_attr('/sys/class/nvme-subsystem/%s/%s/transport' % (entry, ctrl))
-                            break
-                if transport:
-                    break
+        transport = nvme_fabrics.namespace_transport(kname)
         info['transport'] = transport
         info['kind'] = 'nvme' if transport in (None, 'pcie') else 'nvme-of'
     return info

@@ -20,43 +20,32 @@ vectors (``/sys/bus/pci/devices/<address>/msi_irqs``):
 script (both on the host) and the controller-side filter (on ``irq_info``'s result) resolve with the
 same code. The NVMe controllers and namespaces are read by ``nvme_devices`` (the reads of ``nvme_info``),
 not here. No Ansible imports, only the standard library and siblings (imported relatively): the
-irq_affinity and nic_queues roles install this file with ``irq.py``, ``nvme_devices.py`` and what that
-imports for their boot-time scripts.
+irq_affinity and nic_queues roles install this file with ``irq.py``, ``nvme_devices.py``, ``pci.py`` and
+what those import for their boot-time scripts.
 """
 
 from __future__ import annotations
 
 import os
-import re
 
-from . import blockdev, nvme_devices, sysfs
+from . import blockdev, nvme_devices, pci, sysfs
 
-__all__ = ['KINDS', 'PCI_ADDRESS', 'BY_ID', 'msi_irqs', 'pci_functions', 'identity_table', 'resolve', 'value_problem']
+__all__ = ['KINDS', 'BY_ID', 'pci_functions', 'identity_table', 'resolve', 'value_problem']
 
 # The selector keys of a rule, in the order the messages list them.
 KINDS = ('serial', 'by_id', 'pci_address', 'md_array')
-# Domain:bus:device.function as /sys/bus/pci/devices names it.
-PCI_ADDRESS = re.compile(r'^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$')
 BY_ID = '/dev/disk/by-id/'
-
-
-def msi_irqs(address):
-    """The MSI/MSI-X IRQ numbers of PCI function ``address``, sorted (empty without any)."""
-    return sorted(int(irq) for irq in sysfs.listdir('/sys/bus/pci/devices/%s/msi_irqs' % address) if irq.isdigit())
 
 
 def pci_functions():
     """Every PCI function with MSI/MSI-X vectors: address -> ``{'driver', 'numa_node', 'irqs'}`` (``numa_node``
     None when the firmware does not tell, -1)."""
     functions = {}
-    for address in sysfs.listdir('/sys/bus/pci/devices'):
-        irqs = msi_irqs(address)
+    for address in sysfs.listdir(pci.DEVICES):
+        irqs = pci.msi_irqs(address)
         if irqs:
-            base = '/sys/bus/pci/devices/%s' % address
-            node = sysfs.read_int(base + '/numa_node')
-            functions[address] = {
-                'driver': os.path.basename(sysfs.realpath(base + '/driver')) if sysfs.exists(base + '/driver') else None,
-                'numa_node': node if node is not None and node >= 0 else None, 'irqs': irqs}
+            functions[address] = {'driver': pci.driver('%s/%s' % (pci.DEVICES, address)),
+                                  'numa_node': pci.numa_node(address), 'irqs': irqs}
     return functions
 
 
@@ -100,7 +89,7 @@ def value_problem(kind, value):
         return 'must be a non-empty string'
     if kind == 'by_id' and not value.startswith(BY_ID):
         return 'must be a path under %s (ls -l %s)' % (BY_ID, BY_ID)
-    if kind == 'pci_address' and not PCI_ADDRESS.match(value):
+    if kind == 'pci_address' and not pci.ADDRESS.match(value):
         return 'must be a full PCI address in lower case, such as 0000:41:00.0 (ls /sys/bus/pci/devices)'
     return None
 

@@ -40,6 +40,7 @@ import struct
 import time
 
 from . import irq
+from . import pci
 from . import sysfs
 from .cpulist import CpuListError, cpulist_to_mask, format_cpulist, mask_to_cpus, to_cpus
 
@@ -126,27 +127,12 @@ def _mask(path):
         return text.strip(), None
 
 
-def _pci_function(name):
-    """The PCI address of the function the netdev hangs off (the deepest PCI component of the
-    ``device`` link's path), or None for virtual interfaces."""
-    if not sysfs.exists('%s/%s/device' % (NET, name)):
-        return None
-    found = None
-    for part in sysfs.realpath('%s/%s/device' % (NET, name)).split('/'):
-        if PCI_RE.match(part) and part.count(':') == 2:
-            found = part
-    return found
-
-
 def _irqs(pci_address, labels):
     """The MSI(-X) vectors of ``pci_address``: irq, name, direction, queue, affinity."""
     if not pci_address:
         return []
     result = []
-    for item in sysfs.listdir('/sys/bus/pci/devices/%s/msi_irqs' % pci_address):
-        if not item.isdigit():
-            continue
-        number = int(item)
+    for number in pci.msi_irqs(pci_address):
         name = irq.irq_name(number, labels.get(number))
         direction, queue = queue_of_irq(name)
         result.append({
@@ -154,7 +140,6 @@ def _irqs(pci_address, labels):
             'smp_affinity_list': (sysfs.read_attr(irq.AFFINITY % number) or '').strip() or None,
             'effective_affinity_list': (sysfs.read_attr(irq.EFFECTIVE % number) or '').strip() or None,
         })
-    result.sort(key=lambda entry: entry['irq'])
     return result
 
 
@@ -168,11 +153,8 @@ def interface(name, labels=None):
     if not sysfs.isdir(base):
         return None
     labels = labels if labels is not None else _labels()
-    pci_address = _pci_function(name)
-    driver = None
-    if sysfs.exists(base + '/device/driver'):
-        driver = os.path.basename(sysfs.realpath(base + '/device/driver'))
-    node = sysfs.read_int('/sys/bus/pci/devices/%s/numa_node' % pci_address) if pci_address else None
+    # The PCI function above the netdev (a virtio NIC's virtioN sits below it); None for a virtual one.
+    pci_address = pci.function_of(base + '/device')
     rx, tx = [], []
     entries = sysfs.listdir(base + '/queues')
     for entry in sorted(entries, key=lambda e: (e[:2], _queue_number(e) or 0)):
@@ -191,7 +173,7 @@ def interface(name, labels=None):
     address = sysfs.read_attr(base + '/address')
     return {
         'name': name, 'mac': (address or '').strip().lower() or None, 'pci_address': pci_address,
-        'driver': driver, 'numa_node': node if node is not None and node >= 0 else None,
+        'driver': pci.driver(base + '/device'), 'numa_node': pci.numa_node(pci_address) if pci_address else None,
         'operstate': (sysfs.read_attr(base + '/operstate') or '').strip() or None,
         'mtu': sysfs.read_int(base + '/mtu'), 'speed_mbps': sysfs.read_int(base + '/speed'),
         'rx_queues': len(rx), 'tx_queues': len(tx), 'rx': rx, 'tx': tx,

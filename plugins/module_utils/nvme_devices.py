@@ -8,16 +8,15 @@
 * ``namespace_controllers(ctrls)`` - which controllers each namespace block device belongs to (the walk
   ``namespaces`` and the IRQ device selectors of ``irq_devices`` share, without the identity and queue reads);
 * ``namespaces(ctrls)`` - every NVMe namespace block device (``nvme<c>n<n>``; the hidden per-path
-  devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity,
-  ``/dev/disk/by-id`` links and request queue (``blockdev.queue_settings``);
-* ``pci_link(address)`` - PCIe link speed and width, current and maximum (None where the files are
-  missing or say nothing, as on an emulated device).
+  devices ``nvme<s>c<c>n<n>`` of native multipath are left out) with its controllers, identity (its
+  controller's), ``nvme_fabrics.namespace`` fields, ``/dev/disk/by-id`` links and request queue
+  (``blockdev.queue_settings``);
 
 Sysfs only, no command: every field is there without nvme-cli (``nvme list -v -o json`` shows the same
 identity, which the unit tests compare). Paths go through ``module_utils.sysfs``.
 
 No Ansible imports (standard library and siblings, imported relatively): the irq_affinity and nic_queues
-roles install this file, with ``nvme_fabrics.py`` and ``blockdev.py``, for their boot-time scripts
+roles install this file, with ``nvme_fabrics.py``, ``blockdev.py`` and ``pci.py``, for their boot-time scripts
 (``irq_devices.py`` reads the NVMe drives through it).
 """
 
@@ -26,12 +25,11 @@ from __future__ import annotations
 import os
 import re
 
-from . import blockdev, nvme_fabrics, sysfs
+from . import blockdev, nvme_fabrics, pci, sysfs
 
-__all__ = ['controllers', 'namespace_controllers', 'namespaces', 'pci_link', 'parse_link_speed']
+__all__ = ['controllers', 'namespace_controllers', 'namespaces']
 
 _NS_RE = re.compile(r'^nvme\d+n\d+$')
-_SPEED_RE = re.compile(r'^(\d+(?:\.\d+)?)\s*GT/s')
 
 
 def _text(path):
@@ -45,47 +43,20 @@ def _node(path):
     return node if node is not None and node >= 0 else None
 
 
-def parse_link_speed(text):
-    """``16.0 GT/s PCIe`` -> 16.0; None for ``Unknown``, an empty or a missing value."""
-    found = _SPEED_RE.match((text or '').strip())
-    return float(found.group(1)) if found else None
-
-
-def pci_link(address):
-    """The PCIe link of PCI device ``address``: ``current_speed`` / ``max_speed`` (the kernel's text, e.g.
-    ``16.0 GT/s PCIe``), ``current_gts`` / ``max_gts`` (GT/s as a number), ``current_width`` /
-    ``max_width`` (lanes), ``downgraded`` (trained below what both ends can do). A value the kernel does
-    not know (``Unknown``, width 0 or 255 on an emulated device, file missing) is None."""
-    base = '/sys/bus/pci/devices/%s/' % address
-    link = {}
-    for which in ('current', 'max'):
-        speed = _text(base + '%s_link_speed' % which)
-        link['%s_gts' % which] = parse_link_speed(speed)
-        link['%s_speed' % which] = speed if link['%s_gts' % which] is not None else None
-        width = sysfs.read_int(base + '%s_link_width' % which)
-        link['%s_width' % which] = width if width is not None and 1 <= width <= 32 else None
-    known = None not in (link['current_gts'], link['max_gts'], link['current_width'], link['max_width'])
-    link['downgraded'] = (link['current_gts'] < link['max_gts'] or link['current_width'] < link['max_width']) if known else None
-    return link
-
-
 def controllers():
     """Every NVMe controller (``/sys/class/nvme``), sorted by name: the keys of
     ``nvme_fabrics.controllers()`` plus ``model``, ``serial``, ``firmware``, ``numa_node`` and, for
-    transport pcie, ``pci_address``, ``driver`` and ``pci_link`` (``pci_link``); None elsewhere."""
+    transport pcie, ``pci_address``, ``driver`` and ``pci_link`` (``pci.link``); None elsewhere."""
     result = []
     for ctrl in nvme_fabrics.controllers():
         base = '/sys/class/nvme/%s/' % ctrl['name']
         pcie = ctrl['transport'] == 'pcie'
         address = ctrl['address'] if pcie else None
-        driver = None
-        if pcie and sysfs.exists(base + 'device/driver'):
-            driver = os.path.basename(sysfs.realpath(base + 'device/driver'))
         entry = dict(ctrl)
         entry.update(
             model=_text(base + 'model'), serial=_text(base + 'serial'), firmware=_text(base + 'firmware_rev'),
-            numa_node=_node(base + 'numa_node'), pci_address=address, driver=driver,
-            pci_link=pci_link(address) if address else None,
+            numa_node=_node(base + 'numa_node'), pci_address=address, driver=pci.driver(base + 'device') if pcie else None,
+            pci_link=pci.link(address) if address else None,
             namespaces=[],
         )
         result.append(entry)
@@ -130,19 +101,21 @@ def namespaces(ctrls=None):
     by_name = dict((c['name'], c) for c in ctrls)
     result = []
     for kname, names in namespace_controllers(ctrls).items():
-        base = '/sys/class/block/%s' % kname
         for name in names:
             by_name[name]['namespaces'].append(kname)
         first = by_name[names[0]] if names else {}
+        ns = nvme_fabrics.namespace(kname)
+        ids = blockdev.by_id_paths(kname)
         entry = {
-            'name': kname, 'device': '/dev/%s' % kname, 'nsid': sysfs.read_int(base + '/nsid'),
-            'wwid': _text(base + '/wwid'), 'controllers': names,
+            'name': kname, 'device': ns['device'], 'nsid': ns['nsid'], 'size_bytes': ns['size_bytes'],
+            'wwid': ns['wwid'], 'controllers': names,
             'transport': first.get('transport'), 'pci_address': first.get('pci_address'),
             'numa_node': first.get('numa_node'),
+            # The identity of the controller, read once above (a multipath head's subsystem shows the same).
+            'model': first.get('model'), 'serial': first.get('serial'), 'firmware': first.get('firmware'),
+            'by_id': ids[0] if ids else None, 'by_id_all': ids,
             'holders': blockdev.holders(kname),
             'queue': blockdev.queue_settings(kname),
         }
-        # by_id, by_id_all, model, serial, firmware, size_bytes: as md_info reports an array's members.
-        entry.update(blockdev.drive_identity(kname))
         result.append(entry)
     return result

@@ -8,7 +8,10 @@ hostnqn,hostid,queue_count,sqsize,ctrl_loss_tmo,reconnect_delay,kato}`` and
 ``/sys/class/nvme-subsystem/nvme-subsys*`` - never from nvme-cli's messages.
 
 * ``controllers()`` - every fabrics controller with its attributes and subsystem.
-* ``subsystems()`` - every NVMe subsystem: NQN, controllers, namespace block devices.
+* ``subsystems()`` - every NVMe subsystem: NQN, controllers, namespace block devices;
+  ``subsystem_controllers()`` - which controllers each subsystem has.
+* ``namespace(kname)`` - a namespace block device's nsid, size, wwid (``nvme_devices`` reads them here too);
+  ``namespace_transport(kname)`` - the transport under it (``blockdev.device_kind``).
 * ``matches(ctrl, conn)`` - whether a controller is the connection ``conn`` describes.
 * ``expected_ctrl_loss_tmo(tmo, delay)`` - the value the kernel reports for a setting.
 * ``parse_discovery(text)`` - records of ``nvme discover -o json``.
@@ -41,7 +44,8 @@ from . import nvme_common as common
 from .mount_options import option_errors
 
 __all__ = [
-    'parse_address', 'controllers', 'subsystems', 'matches', 'expected_ctrl_loss_tmo',
+    'parse_address', 'controllers', 'subsystems', 'subsystem_controllers', 'namespace', 'namespace_transport',
+    'matches', 'expected_ctrl_loss_tmo',
     'parse_discovery', 'device_in_use', 'online_cpus', 'CONNECTED_STATES', 'DEFAULT_SVCID',
     'default_name', 'connection_key', 'describe', 'check_connection', 'duplicate_connections',
     'initiator_errors', 'initiator_connections', 'identity_duplicates', 'mount_plan',
@@ -96,13 +100,28 @@ def _tmo(value):
     return _int(value)
 
 
+def subsystem_controllers():
+    """Every NVMe subsystem (``/sys/class/nvme-subsystem``) -> the names of its controllers, sorted."""
+    return dict((subsys, [e for e in sysfs.listdir('%s/%s' % (CLASS_SUBSYS, subsys)) if _CTRL_RE.match(e)])
+                for subsys in sysfs.listdir(CLASS_SUBSYS))
+
+
+def namespace_transport(kname):
+    """The transport (pcie, tcp, rdma, fc, loop) of NVMe namespace block device ``kname`` (``nvme0n1``, or a
+    multipath path ``nvme0c1n1``): its controller's, or for a native-multipath head (whose ``device`` is the
+    subsystem) that of its subsystem's first controller; None when sysfs does not say."""
+    transport = sysfs.read_attr('/sys/class/block/%s/device/transport' % kname)
+    if transport is None:
+        for subsys, ctrls in subsystem_controllers().items():
+            if ctrls and sysfs.exists('%s/%s/%s' % (CLASS_SUBSYS, subsys, kname)):
+                transport = sysfs.read_attr('%s/%s/%s/transport' % (CLASS_SUBSYS, subsys, ctrls[0]))
+                break
+    return (transport or '').strip() or None
+
+
 def controllers():
     """Every controller under /sys/class/nvme, fabrics or not, as dicts sorted by name."""
-    owner = {}
-    for subsys in sysfs.listdir(CLASS_SUBSYS):
-        for entry in sysfs.listdir('%s/%s' % (CLASS_SUBSYS, subsys)):
-            if _CTRL_RE.match(entry):
-                owner[entry] = subsys
+    owner = dict((ctrl, subsys) for subsys, ctrls in subsystem_controllers().items() for ctrl in ctrls)
     result = []
     for name in sysfs.listdir(CLASS_NVME):
         if not _CTRL_RE.match(name):
@@ -145,17 +164,19 @@ def controllers():
     return result
 
 
-def _namespace(kname, parent):
-    base = '%s/%s' % (parent, kname)
-    size = _int(sysfs.read_attr('%s/size' % base))
+def namespace(kname):
+    """NVMe namespace block device ``kname`` as ``/sys/class/block/<kname>`` shows it: ``name``, ``device``,
+    ``exists`` (its node in /dev), ``nsid``, ``size_bytes``, ``wwid``, ``read_ahead_kb`` (None where unknown)."""
+    base = '/sys/class/block/%s' % kname
+    size = sysfs.read_int('%s/size' % base)
     return {
         'name': kname,
         'device': '/dev/%s' % kname,
         'exists': sysfs.exists('/dev/%s' % kname),
-        'nsid': _int(sysfs.read_attr('%s/nsid' % base)),
+        'nsid': sysfs.read_int('%s/nsid' % base),
         'size_bytes': size * 512 if size is not None else None,
         'wwid': (sysfs.read_attr('%s/wwid' % base) or '').strip() or None,
-        'read_ahead_kb': _int(sysfs.read_attr('%s/queue/read_ahead_kb' % base)),
+        'read_ahead_kb': sysfs.read_int('%s/queue/read_ahead_kb' % base),
     }
 
 
@@ -168,16 +189,12 @@ def subsystems(ctrls=None):
     if ctrls is None:
         ctrls = controllers()
     result = {}
-    for name in sysfs.listdir(CLASS_SUBSYS):
+    for name, members in subsystem_controllers().items():
         base = '%s/%s' % (CLASS_SUBSYS, name)
-        entries = sysfs.listdir(base)
-        members = [e for e in entries if _CTRL_RE.match(e)]
-        namespaces = [_namespace(e, base) for e in entries if _NS_RE.match(e)]
+        namespaces = [namespace(e) for e in sysfs.listdir(base) if _NS_RE.match(e)]
         if not namespaces:
             for ctrl in members:
-                for entry in sysfs.listdir('%s/%s' % (CLASS_NVME, ctrl)):
-                    if _NS_RE.match(entry):
-                        namespaces.append(_namespace(entry, '%s/%s' % (CLASS_NVME, ctrl)))
+                namespaces.extend(namespace(e) for e in sysfs.listdir('%s/%s' % (CLASS_NVME, ctrl)) if _NS_RE.match(e))
         namespaces.sort(key=lambda ns: (ns['nsid'] or 0, ns['name']))
         result[name] = {
             'name': name,

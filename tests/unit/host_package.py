@@ -37,6 +37,9 @@ def role_package(role):
     if role == 'nic_queues':
         names = role_vars['__nic_queues_package'].split('|')[0]
         return ['%s.py' % name for name in re.findall(r"'(\w+)'", names)]
+    if role == 'nvmeof_initiator':
+        return [os.path.basename(f['dest']) for f in role_vars['__nvmeof_initiator_boot_files']
+                if f['dest'].startswith('{{ __nvmeof_initiator_lib_dir }}/')]
     raise ValueError(role)
 
 

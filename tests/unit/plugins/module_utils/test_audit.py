@@ -261,7 +261,7 @@ def test_link(recorded):
     assert len(skip) == 6 and set(statuses(skip).values()) == {'SKIP'}
     assert 'emulated drive has no PCIe capability' in skip[0]['reason']
     health = copy.deepcopy(recorded['nvme_health_info'])
-    # As a Gen4 x4 drive shows it, trained at Gen3 x2 on nvme0 (the kernel's nvme_devices.pci_link values).
+    # As a Gen4 x4 drive shows it, trained at Gen3 x2 on nvme0 (the kernel's pci.link values).
     good = {'current_speed': '16.0 GT/s PCIe', 'current_gts': 16.0, 'current_width': 4, 'max_speed': '16.0 GT/s PCIe',
             'max_gts': 16.0, 'max_width': 4, 'downgraded': False}
     for ctrl in health['controllers']:

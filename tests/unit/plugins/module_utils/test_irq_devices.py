@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices, nvme_devices
+from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices, nvme_devices, pci
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import BY_ID, INDEX, MODEL, FakeSystem, fixture
 
 # As recorded (nvme list -v of the same guest agrees, test_identity_table_matches_nvme_cli).
@@ -65,7 +65,12 @@ def test_identity_table_on_the_recording(arrays):
     assert table['md'] == {'model': {'device': 'md127', 'members': ['nvme1n1', 'nvme3n1', 'nvme4n1', 'nvme5n1']},
                            'index': {'device': 'md126', 'members': ['nvme0n1', 'nvme2n1']}}
     assert table['pci'][PCI['LABINDEX1']] == {'driver': 'nvme', 'irqs': [31, 36, 37]}
-    assert irq_devices.msi_irqs(PCI['LABMODEL1']) == [46, 47, 48]
+    assert pci.msi_irqs(PCI['LABMODEL1']) == [46, 47, 48]
+    # the PCI function and driver of a controller, from its device link (what nvme_devices and nic_queues ask)
+    name = [c['name'] for c in nvme_devices.controllers() if c['serial'] == 'LABMODEL1'][0]
+    assert pci.function_of('/sys/class/nvme/%s/device' % name) == PCI['LABMODEL1']
+    assert pci.driver('/sys/class/nvme/%s/device' % name) == 'nvme'
+    assert pci.function_of('/sys/class/nvme/nvme99/device') is None and pci.numa_node(PCI['LABMODEL1']) is None
     assert irq_devices.pci_functions()[PCI['LABMODEL1']] == {'driver': 'nvme', 'numa_node': None, 'irqs': [46, 47, 48]}
 
 

@@ -11,6 +11,8 @@ Fixtures: tests/unit/fixtures/nvme/nvmeof (see its README.md). The initiator is 
 from __future__ import annotations
 
 import functools
+import importlib.machinery
+import importlib.util
 import json
 import os
 import shutil
@@ -24,7 +26,7 @@ from ansible.module_utils.common.warnings import get_warning_messages
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
 from ansible_collections.inferops.node.plugins.modules import nvme_connect
-from ansible_collections.inferops.node.tests.unit import module_harness
+from ansible_collections.inferops.node.tests.unit import host_package, module_harness
 
 SUB = 'nqn.2026-09.internal.ai:lab-pool'
 HOSTNQN = 'nqn.2014-08.org.nvmexpress:uuid:7e16d9e1-e671-4eb7-a92e-1455d7efcbff'
@@ -146,6 +148,9 @@ def test_controllers_and_subsystems_from_two_paths(tmp_path, monkeypatch):
         ('/dev/nvme0n1', 1, 2147483648, True), ('/dev/nvme0n2', 2, 67108864, True)]
     assert subsys['namespaces'][0]['wwid'].startswith('uuid.')
     assert nvme_fabrics.online_cpus() == 2
+    assert nvme_fabrics.subsystem_controllers() == {'nvme-subsys0': ['nvme0', 'nvme1']}
+    # a multipath head's transport is its subsystem's first controller's (test_blockdev: a path's is its own)
+    assert [nvme_fabrics.namespace_transport(k) for k in ('nvme0n1', 'nvme0n2')] == ['tcp', 'tcp']
 
 
 def test_device_in_use_reads_mountinfo(tmp_path, monkeypatch):
@@ -216,22 +221,136 @@ def role_file(name):
         return handle.read()
 
 
+def load_helper():
+    """The boot helper of the role, importing the collection's module_utils (as on the host, its copies)."""
+    path = os.path.join(ROLE_FILES, 'inferops_nvmf_connect.py')
+    loader = importlib.machinery.SourceFileLoader('inferops_nvmf_connect', path)
+    spec = importlib.util.spec_from_loader('inferops_nvmf_connect', loader)
+    helper = importlib.util.module_from_spec(spec)
+    loader.exec_module(helper)
+    return helper
+
+
 def test_helper_and_unit_files_of_the_role():
-    """The boot helper (a file of the nvmeof_initiator role) is valid POSIX sh and reads the settings file the
-    module writes; the unit runs it, ordered for _netdev mounts."""
-    helper, unit_text = role_file('inferops-nvmf-connect'), role_file('inferops-nvmf-connect@.service')
+    """The boot helper (files of the nvmeof_initiator role: a POSIX sh wrapper and the Python code it runs) reads
+    the settings file the module writes; the unit runs it, ordered for _netdev mounts."""
+    wrapper, unit_text = role_file('inferops-nvmf-connect'), role_file('inferops-nvmf-connect@.service')
     sh = shutil.which('sh')
     if sh:
-        proc = subprocess.run([sh, '-n'], input=helper, universal_newlines=True, check=False)
+        proc = subprocess.run([sh, '-n'], input=wrapper, universal_newlines=True, check=False)
         assert proc.returncode == 0
-    assert 'conf=%s/$name.conf' % nvme_connect.CONF_DIR in helper
+    assert 'exec /usr/bin/python3 -ES /usr/local/lib/inferops-nvmf-connect.py "$@"' in wrapper
+    helper = load_helper()
+    assert helper.CONF_DIR == nvme_connect.CONF_DIR
+    conf = helper.read_conf(module_harness.fixture_path(NVMEOF, 'connect_unit_rdma.conf'))
     for key in ('NVMF_TRANSPORT', 'NVMF_TRADDR', 'NVMF_TRSVCID', 'NVMF_SUBNQN', 'NVMF_HOSTNQN', 'NVMF_HOST_IFACE',
                 'NVMF_HOST_TRADDR', 'NVMF_CONNECT_ARGS', 'NVMF_RETRY_DELAY', 'NVMF_ATTEMPTS'):
-        assert '%s=' % key in fixture('connect_unit_rdma.conf') and '$' + key in helper.replace('${', '$')
+        assert '%s=' % key in fixture('connect_unit_rdma.conf') and key in helper.KEYS and key in conf
+    assert conf['NVMF_HOST_IFACE'] == '' and conf['NVMF_ATTEMPTS'] == '120'
+    assert conf['NVMF_CONNECT_ARGS'].split() == connect_argv('rdma', LAB_ARGS)[2:-1]
     assert 'ExecStart=%s %%i' % nvme_connect.HELPER in unit_text
     assert 'ConditionPathExists=%s/%%i.conf' % nvme_connect.CONF_DIR in unit_text
     assert 'Before=remote-fs-pre.target' in unit_text
     assert 'After=network-online.target' in unit_text
+
+
+def test_boot_helper_package_runs_without_ansible():
+    """The files the role writes to /usr/local/lib/inferops import only the standard library and siblings
+    written before them, and hold what the helper imports."""
+    files = host_package.role_package('nvmeof_initiator')
+    assert files[-1] == 'nvme_fabrics.py' and 'command.py' in files
+    assert host_package.import_problems(files) == []
+    assert 'from inferops import command, nvme_fabrics' in role_file('inferops_nvmf_connect.py')
+
+
+# ------------------------------------------------------------------ the boot helper on recorded trees
+
+class Boot(object):
+    """The boot helper run on a recorded tree with compute1's rdma settings file (as the module wrote it):
+    ``connect_to`` is the tree a connect attempt leaves (None: the attempt fails)."""
+
+    def __init__(self, host, monkeypatch, connect_to=None, conf=None):
+        self.host = host
+        self.helper = load_helper()
+        self.connect_to = connect_to
+        self.calls = []
+        self.sleeps = []
+        conf_dir = host.tmp / 'conf'
+        conf_dir.mkdir(exist_ok=True)
+        (conf_dir / 'lab-pool-rdma.conf').write_text(conf or fixture('connect_unit_rdma.conf'))
+        monkeypatch.setattr(self.helper, 'CONF_DIR', str(conf_dir))
+
+    def run(self, argv):
+        self.calls.append(argv)
+        if argv[0] == 'timeout' and self.connect_to:
+            self.host.load(self.connect_to)
+            return 0
+        return 0 if argv[0] == '/sbin/modprobe' else 1
+
+    def __call__(self, name='lab-pool-rdma'):
+        return self.helper.connect(name, runner=self.run, sleep=self.sleeps.append)
+
+
+MODPROBE = ['/sbin/modprobe', '-a', 'nvme-fabrics', 'nvme-rdma']
+BOOT_CONNECT = ['timeout', '--kill-after=10', '60', '/usr/sbin/nvme', 'connect'] + connect_argv('rdma', LAB_ARGS)[2:-1]
+
+
+@pytest.mark.parametrize('snapshot, ctrl, state', [
+    ('sysfs_rdma_live.json', 'nvme0', 'live'),
+    # the kernel retries a connecting controller by itself (ctrl_loss_tmo): no second one
+    ('sysfs_rdma_connecting.json', 'nvme1', 'connecting'),
+])
+def test_boot_helper_leaves_a_present_controller(tmp_path, monkeypatch, capsys, snapshot, ctrl, state):
+    boot = Boot(Host(tmp_path, monkeypatch, snapshot), monkeypatch)
+    assert boot() == 0
+    assert boot.calls == [MODPROBE] and boot.sleeps == []
+    assert capsys.readouterr().out == '%s: %s via rdma 10.77.0.10 4420 is %s\n' % (ctrl, SUB, state)
+
+
+@pytest.mark.parametrize('snapshot', ['sysfs_empty.json', 'sysfs_tcp_live.json', 'deleting'])
+def test_boot_helper_connects_an_absent_controller(tmp_path, monkeypatch, capsys, snapshot):
+    """No controller, only the tcp path's, or the rdma one being deleted: one bounded connect, then sysfs says live."""
+    host = Host(tmp_path, monkeypatch, 'sysfs_rdma_live.json' if snapshot == 'deleting' else snapshot)
+    if snapshot == 'deleting':
+        host.write('/sys/class/nvme/nvme0/state', 'deleting\n')
+    boot = Boot(host, monkeypatch, connect_to='sysfs_rdma_live.json')
+    assert boot() == 0
+    assert boot.calls == [MODPROBE, BOOT_CONNECT] and boot.sleeps == []
+    assert capsys.readouterr().out == 'nvme0: %s via rdma 10.77.0.10 4420 is live\n' % SUB
+
+
+def test_boot_helper_gives_up_after_its_attempts_without_printing_the_secret(tmp_path, monkeypatch, capsys):
+    conf = fixture('connect_unit_rdma.conf').replace('NVMF_ATTEMPTS=120', 'NVMF_ATTEMPTS=3').replace(
+        "--reconnect-delay=2'", "--reconnect-delay=2 --dhchap-secret=%s'" % SECRET)
+    boot = Boot(Host(tmp_path, monkeypatch, 'sysfs_empty.json'), monkeypatch, conf=conf)
+    assert boot() == 1
+    assert boot.calls == [MODPROBE] + [BOOT_CONNECT + ['--dhchap-secret=%s' % SECRET]] * 3
+    assert boot.sleeps == [5, 5]
+    out, err = capsys.readouterr()
+    assert out == '' and err.splitlines() == [
+        'lab-pool-rdma: attempt 1/3 failed; retrying in 5 s', 'lab-pool-rdma: attempt 2/3 failed; retrying in 5 s',
+        'lab-pool-rdma: rdma 10.77.0.10 4420: not connected after 3 attempts']
+    assert SECRET not in out + err
+
+
+def test_boot_helper_refuses_a_missing_or_incomplete_settings_file(tmp_path, monkeypatch, capsys):
+    boot = Boot(Host(tmp_path, monkeypatch, 'sysfs_empty.json'), monkeypatch,
+                conf=fixture('connect_unit_rdma.conf').replace('NVMF_ATTEMPTS=120\n', ''))
+    assert boot('other') == 1
+    assert capsys.readouterr().err == '%s/other.conf: not found\n' % boot.helper.CONF_DIR
+    assert boot() == 1
+    assert capsys.readouterr().err == '%s/lab-pool-rdma.conf: NVMF_ATTEMPTS not set\n' % boot.helper.CONF_DIR
+    assert boot.calls == []
+    assert boot.helper.main(['inferops-nvmf-connect']) == 2
+
+
+def test_boot_helper_runs_commands_in_the_c_locale(monkeypatch):
+    helper = load_helper()
+    seen = []
+    monkeypatch.setattr(helper.subprocess, 'call', lambda argv, env: seen.append((argv, env)) or 3)
+    assert helper.run(['/sbin/modprobe', '-a', 'nvme-fabrics']) == 3
+    assert seen[0][0] == ['/sbin/modprobe', '-a', 'nvme-fabrics']
+    assert all(seen[0][1][key] == 'C' for key in ('LANG', 'LC_ALL', 'LC_MESSAGES'))
 
 
 # ------------------------------------------------------------------ idempotence from sysfs

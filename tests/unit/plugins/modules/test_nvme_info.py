@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_devices, sysfs
+from ansible_collections.inferops.node.plugins.module_utils import pci, sysfs
 from ansible_collections.inferops.node.plugins.modules import nvme_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture, run_module
 
@@ -86,7 +86,7 @@ def test_missing_files_are_null(guest):
 
 @pytest.mark.parametrize('text, gts', [('16.0 GT/s PCIe', 16.0), ('2.5 GT/s', 2.5), ('Unknown', None), ('', None), (None, None)])
 def test_parse_link_speed(text, gts):
-    assert nvme_devices.parse_link_speed(text) == gts
+    assert pci.parse_link_speed(text) == gts
 
 
 def test_check_mode_reads_the_same(guest):
@@ -100,6 +100,6 @@ def test_pci_link_of_a_real_drive(guest):
                         ('max_link_speed', '16.0 GT/s PCIe'), ('max_link_width', '4')):
         with open(guest.path(sysfs.realpath(base + name)), 'w') as handle:
             handle.write(value + '\n')
-    assert nvme_devices.pci_link('0000:00:03.0') == {
+    assert pci.link('0000:00:03.0') == {
         'current_speed': '8.0 GT/s PCIe', 'current_gts': 8.0, 'current_width': 2,
         'max_speed': '16.0 GT/s PCIe', 'max_gts': 16.0, 'max_width': 4, 'downgraded': True}
