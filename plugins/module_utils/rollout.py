@@ -34,7 +34,7 @@ import json
 import math
 import re
 
-from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
@@ -109,15 +109,12 @@ def size(spec, fleet, rounding='up', minimum=1):
 
 
 def _boolean(name, value, problems):
-    if isinstance(value, bool):
-        return value
-    probe = value.lower() if isinstance(value, str) else value
-    if probe in BOOLEANS_TRUE:
+    """Ansible's own conversion (true, "yes", "on", 1, ...); a problem, and true, for anything else."""
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        problems.append(_problem(name, value, 'not a boolean; use true or false'))
         return True
-    if probe in BOOLEANS_FALSE:
-        return False
-    problems.append(_problem(name, value, 'not a boolean; use true or false'))
-    return True
 
 
 def _optional_text(name, value, problems, what):

@@ -106,6 +106,13 @@ def test_canary_accepts_ansible_booleans():
         assert problems == [] and conf['inferops_rollout_canary'] is want
 
 
+def test_canary_refuses_what_ansible_does_not_take_for_a_boolean():
+    """Ansible's own conversion decides; a list is a problem to report, not a crash (unhashable)."""
+    for value in ([True], {'on': 1}, 2):
+        dummy, problems = rollout.settings(values(canary=value))
+        assert problems == ['inferops_rollout_canary = %s: not a boolean; use true or false' % json.dumps(value)]
+
+
 def test_size_rounding():
     assert rollout.size(('percent', 10.0), 25) == 3
     assert rollout.size(('percent', 10.0), 25, rounding='down') == 2
