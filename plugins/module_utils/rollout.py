@@ -7,17 +7,18 @@ Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``p
 
 * ``settings(values)`` - the ``inferops_rollout_*`` variables with their defaults, and every problem
   (``variable[index] = value: reason; fix``), unknown ``inferops_rollout_*`` names included.
-* ``plan(fleet, domains, values, state)`` - canary wave(s): one pending host per failure domain not yet
-  covered by a done host, never more than the maximum wave; then the configured waves (host counts or
-  percentages of the fleet, the last one repeated), each capped by the maximum; a resumed rollout
-  leaves the done hosts out and retries the hosts that failed first. Several site groups in one rollout
-  (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the groups it
-  depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per tier, and
-  no wave mixes two tiers.
-* ``record(plan, state, wave, outcomes)`` - the state after a wave (done hosts, failed hosts with their
-  step, the halt with the hosts left untouched) and whether the rollout halts: a failed canary, or
-  more failed hosts than the budget allows over the whole rollout (ansible's max_fail_percentage
-  counts one batch only), or a tier that ends with a failed host while a later tier depends on it.
+* ``plan(fleet, values, hostvars, groups, state_text, sites)`` - canary wave(s): one pending host per
+  failure domain not yet covered by a done host, never more than the maximum wave; then the configured
+  waves (host counts or percentages of the fleet, the last one repeated), each capped by the maximum; a
+  resumed rollout leaves the done hosts out and retries the hosts that failed first. Several site groups
+  in one rollout (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the
+  groups it depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per
+  tier, and no wave mixes two tiers.
+* ``record(plan, wave, outcomes)`` - the state after a wave, from the plan's (done hosts, failed hosts
+  with their step, the halt with the hosts left untouched) and whether the rollout halts: a failed
+  canary, or more failed hosts than the budget allows over the whole rollout (ansible's
+  max_fail_percentage counts one batch only), or a tier that ends with a failed host while a later tier
+  depends on it.
 * ``parse_state(text, path, group)`` - the state file's contents checked (format, group).
 * ``audit_gate_errors(results, severities)`` - the verify gate on the node audit's results of a host
   (``audit_host``): every FAIL of a gated severity, with the check's reason and fix.
@@ -39,11 +40,10 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'STEPS', 'audit_gate_errors', 'parse_state', 'plan', 'record',
+__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'audit_gate_errors', 'parse_state', 'plan', 'record',
            'settings', 'size', 'tag_errors', 'warmup_bound', 'warmup_gate_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
-STEPS = ('drain', 'converge', 'verify', 'undrain')
 
 DEFAULTS = {
     'inferops_rollout_group': None,
