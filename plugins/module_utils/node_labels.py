@@ -40,6 +40,7 @@ import datetime
 import hashlib
 import re
 
+from ansible_collections.inferops.node.plugins.module_utils import nvme_common
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
 __all__ = [
@@ -58,7 +59,6 @@ HEADER = ('# Managed by inferops.node (role k8s_node_labels): node labels for th
 _NAME_RE = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
 _DNS_LABEL_RE = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
 _TIME_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$')
-_NQN_RE = re.compile(r'^nqn\.\S+$')
 
 
 # ---- label rules -------------------------------------------------------------------------------------
@@ -150,6 +150,15 @@ def lifetime_errors(expiry_hours, refresh_hours, expiry_name='expiry_hours', ref
     return []
 
 
+def _is_nqn(value):
+    """The NQN rule of the NVMe-oF roles (module_utils/nvme_common.py): what they connect to is what we check."""
+    try:
+        nvme_common.check_nqn(value, 'subnqn')
+    except nvme_common.NvmeInputError:
+        return False
+    return True
+
+
 # ---- the role's input --------------------------------------------------------------------------------
 
 def expect_errors(expect, name='k8s_node_labels'):
@@ -172,7 +181,7 @@ def expect_errors(expect, name='k8s_node_labels'):
             errors.append('%s = %s: must be a mapping with subnqn and transport' % (where, shown(conn)))
             continue
         where += ' (subnqn=%s)' % conn.get('subnqn')
-        if not isinstance(conn.get('subnqn'), str) or not _NQN_RE.match(conn.get('subnqn')):
+        if not _is_nqn(conn.get('subnqn')):
             errors.append('%s.subnqn = %s: must be an NQN (nqn.yyyy-mm.<domain>:...), the subsystem the host '
                           'connects to' % (where, shown(conn.get('subnqn'))))
         if conn.get('transport') not in TRANSPORTS:

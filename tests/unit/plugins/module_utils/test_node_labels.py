@@ -181,6 +181,15 @@ def test_expect_errors_name_variable_value_and_fix():
     assert nl.plan({'prefix': 'k8s.io'})['labels'] == {}
 
 
+@pytest.mark.parametrize('subnqn', ['nqn.pool', 'nqn.1900-01.internal.ai:pool', 'nqn.2026-09.internal.ai:a/b'])
+def test_subnqn_follows_the_nvmeof_roles_nqn_rule(subnqn):
+    """What nvmeof_initiator would refuse to connect to (module_utils/nvme_common.py check_nqn) is refused."""
+    errors = nl.expect_errors({'nvmeof_connections': [{'subnqn': subnqn, 'transport': 'tcp'}]})
+    assert errors == ['k8s_node_labels_nvmeof_connections[0] (subnqn=%s).subnqn = "%s": must be an NQN '
+                      '(nqn.yyyy-mm.<domain>:...), the subsystem the host connects to' % (subnqn, subnqn)]
+    assert nl.expect_errors({'nvmeof_connections': [{'subnqn': POOL, 'transport': 'tcp'}]}) == []
+
+
 @pytest.mark.parametrize('prefix, ok', [
     ('inferops.feature.node.kubernetes.io', True), ('feature.node.kubernetes.io', True),
     ('a.profile.node.kubernetes.io', True), ('inferops.node', True), ('example.com', True),
