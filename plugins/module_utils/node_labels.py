@@ -40,7 +40,7 @@ import datetime
 import hashlib
 import re
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_common
+from ansible_collections.inferops.node.plugins.module_utils import nvme_common, sysctl
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
 __all__ = [
@@ -136,7 +136,7 @@ def label_errors(labels):
 
 def profile_hash(settings):
     """16 hex digits of the sha256 of ``key=value`` lines sorted by key: same settings, same label."""
-    lines = ''.join('%s=%s\n' % (key, ' '.join(str(settings[key]).split())) for key in sorted(settings))
+    lines = ''.join('%s=%s\n' % (key, sysctl.normalize(settings[key])) for key in sorted(settings))
     return hashlib.sha256(lines.encode('utf-8')).hexdigest()[:16]
 
 
@@ -260,24 +260,24 @@ def _fabric_checks(expect, nvme):
     return result
 
 
-def _sysctl_check(expect, sysctl):
+def _sysctl_check(expect, info):
     profile = expect.get('tuning_profile')
     if profile is None:
         return []
     path = expect.get('sysctl_file')
-    sysctl = sysctl or {}
-    dropin = [f for f in sysctl.get('files') or [] if f.get('path') == path]
+    info = info or {}
+    dropin = [f for f in info.get('files') or [] if f.get('path') == path]
     if not dropin or not dropin[0].get('readable') or not dropin[0].get('settings'):
         return [_check('tuning_profile', False, '%s: missing, unreadable or empty (sysctl_info files)' % path, {})]
     settings = dropin[0]['settings']
-    values = sysctl.get('parameters') or {}
-    set_by = sysctl.get('set_by') or {}
+    values = info.get('parameters') or {}
+    set_by = info.get('set_by') or {}
     wrong = []
     for key in sorted(settings):
         runtime = values.get(key)
         if key not in values:
             wrong.append('%s not read (pass the drop-in keys to sysctl_info names)' % key)
-        elif runtime is None or ' '.join(runtime.split()) != ' '.join(str(settings[key]).split()):
+        elif sysctl.differs(runtime, settings[key]):
             wrong.append('%s is %s at runtime, the drop-in sets %s' % (key, shown(runtime), shown(settings[key])))
         elif (set_by.get(key) or {}).get('file') != path:
             wrong.append('%s is set at boot by %s, after the drop-in' % (key, set_by.get(key, {}).get('file')))
