@@ -207,11 +207,6 @@ def expect_errors(expect, name='k8s_node_labels'):
 
 # ---- checks on the info modules' results -------------------------------------------------------------
 
-def _head(path_name):
-    """The multipath head ``nvme<S>n<N>`` of a path device ``nvme<S>c<C>n<N>`` (the kernel's naming)."""
-    return re.sub(r'c[0-9]+n', 'n', path_name)
-
-
 def _check(name, passed, reason, labels):
     return {'name': name, 'passed': passed, 'reason': reason, 'labels': labels if passed else {}}
 
@@ -233,7 +228,7 @@ def _fabric_checks(expect, nvme):
             problems.append('%s: no live %s controller (%s)'
                             % (conn['subnqn'], conn['transport'], ', '.join(seen) or 'not connected'))
         for ctrl in live:
-            heads.update(_head(p.get('name', '')) for p in ctrl.get('paths') or [])
+            # nvme_info names each controller's namespace block devices, multipath heads included.
             heads.update(ctrl.get('namespaces') or [])
     transports = sorted(set(conn['transport'] for conn in connections))
     labels = {'nvmeof-connected': 'true'}
