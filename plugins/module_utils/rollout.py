@@ -398,7 +398,12 @@ def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None,
         if problems:
             return result
         group = ':'.join(ordered)
-        tiers = [[name for name in ordered if _depth(name, ordered) == depth]
+        # A tier is named by the groups of its hosts: a host in a group that depends on nothing
+        # (k8s_workers) and in one that does (nvmeof_initiators) rolls in the later tier, and a tier
+        # without hosts (--limit) by the groups of its depth.
+        members = {name: (groups or {}).get(name) or [] for name in ordered}
+        tiers = [[name for name in ordered if any(tier_of.get(host) == depth for host in members[name])]
+                 or [name for name in ordered if _depth(name, ordered) == depth]
                  for depth in sorted({_depth(name, ordered) for name in ordered})]
         result.update({'group': group, 'host_roles': roles_of,
                        'roles': [role for name in ordered for role in sites[name]]})

@@ -555,6 +555,27 @@ def test_an_initiator_in_a_group_of_an_earlier_tier_rolls_with_the_initiators():
     assert the_plan['host_roles']['w1'] == ['k8s_node_labels']
 
 
+def test_a_tier_is_named_by_the_groups_of_its_hosts():
+    """The pool's workers are its initiators (inventories/nvmeof_pool): k8s_workers depends on nothing, but its
+    hosts roll with the initiators, and the summary and the halt say so."""
+    groups = dict(POOL, k8s_workers=list(POOL['nvmeof_initiators']))
+    sites = dict(SITES, k8s_workers=['k8s_node_labels'])
+    the_plan = rollout.plan(POOL_FLEET, values(group='nvmeof_targets:nvmeof_initiators:k8s_workers', canary=False,
+                                               waves=['100%'], max_wave=9, failure_budget=1),
+                            groups=groups, sites=sites)
+    assert the_plan['errors'] == [] and waves(the_plan) == [['t1', 't2'], ['i1', 'i2', 'i3', 'i4', 'i5']]
+    assert [tier['groups'] for tier in the_plan['tiers']] == [['nvmeof_targets'], ['k8s_workers', 'nvmeof_initiators']]
+    assert 'nvmeof_targets before k8s_workers:nvmeof_initiators, each whole' in the_plan['summary']
+    result = rollout.record(the_plan, 0, {'t1': OK, 't2': {'ok': False, 'step': 'verify', 'message': 'm'}})
+    assert result['state']['halted']['reason'] == (
+        'nvmeof_targets not all done (failed: t2), and k8s_workers:nvmeof_initiators must not start while a host it '
+        'depends on is mid-change')
+    # --limit to the initiators: the targets' tier has no host and keeps its group's name
+    limited = rollout.plan(POOL['nvmeof_initiators'], values(group='nvmeof_targets:nvmeof_initiators'),
+                           groups=POOL, sites=SITES)
+    assert [tier['groups'] for tier in limited['tiers']] == [['nvmeof_targets'], ['nvmeof_initiators']]
+
+
 def test_several_groups_unknown_one_named():
     the_plan = rollout.plan(['a'], values(group='local_nvme:gpu'), groups={'local_nvme': ['a']}, sites=SITES)
     assert the_plan['errors'] == [
