@@ -47,6 +47,9 @@ class ActionModule(ActionBase):
             results=results,
             expected=expected,
             drives=None if health.get('failed') or health.get('skipped') else health.get('controllers') or [],
+            # Named here, where every read arrives, so that a gate on them lists none twice or misses one.
+            failed_reads=dict((name, read) for name, read in args['reads'].items()
+                              if isinstance(read, dict) and read.get('failed')),
         )
         return result
 

@@ -40,6 +40,7 @@ import datetime
 import hashlib
 import re
 
+from ansible_collections.inferops.node.plugins.module_utils import nvme_common, sysctl
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import not_serving, url_errors
 
@@ -59,7 +60,6 @@ HEADER = ('# Managed by inferops.node (role k8s_node_labels): node labels for th
 _NAME_RE = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$')
 _DNS_LABEL_RE = re.compile(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')
 _TIME_RE = re.compile(r'^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$')
-_NQN_RE = re.compile(r'^nqn\.\S+$')
 
 
 # ---- label rules -------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def label_errors(labels):
 
 def profile_hash(settings):
     """16 hex digits of the sha256 of ``key=value`` lines sorted by key: same settings, same label."""
-    lines = ''.join('%s=%s\n' % (key, ' '.join(str(settings[key]).split())) for key in sorted(settings))
+    lines = ''.join('%s=%s\n' % (key, sysctl.normalize(settings[key])) for key in sorted(settings))
     return hashlib.sha256(lines.encode('utf-8')).hexdigest()[:16]
 
 
@@ -149,6 +149,15 @@ def lifetime_errors(expiry_hours, refresh_hours, expiry_name='expiry_hours', ref
         return ['%s = %s: must be a whole number of hours between 1 and %s (%d)'
                 % (refresh_name, shown(refresh_hours), expiry_name, expiry_hours)]
     return []
+
+
+def _is_nqn(value):
+    """The NQN rule of the NVMe-oF roles (module_utils/nvme_common.py): what they connect to is what we check."""
+    try:
+        nvme_common.check_nqn(value, 'subnqn')
+    except nvme_common.NvmeInputError:
+        return False
+    return True
 
 
 # ---- the role's input --------------------------------------------------------------------------------
@@ -173,7 +182,7 @@ def expect_errors(expect, name='k8s_node_labels'):
             errors.append('%s = %s: must be a mapping with subnqn and transport' % (where, shown(conn)))
             continue
         where += ' (subnqn=%s)' % conn.get('subnqn')
-        if not isinstance(conn.get('subnqn'), str) or not _NQN_RE.match(conn.get('subnqn')):
+        if not _is_nqn(conn.get('subnqn')):
             errors.append('%s.subnqn = %s: must be an NQN (nqn.yyyy-mm.<domain>:...), the subsystem the host '
                           'connects to' % (where, shown(conn.get('subnqn'))))
         if conn.get('transport') not in TRANSPORTS:
@@ -217,11 +226,6 @@ def _triton_expect_errors(expect, name):
 
 # ---- checks on the info modules' results -------------------------------------------------------------
 
-def _head(path_name):
-    """The multipath head ``nvme<S>n<N>`` of a path device ``nvme<S>c<C>n<N>`` (the kernel's naming)."""
-    return re.sub(r'c[0-9]+n', 'n', path_name)
-
-
 def _check(name, passed, reason, labels):
     return {'name': name, 'passed': passed, 'reason': reason, 'labels': labels if passed else {}}
 
@@ -243,7 +247,7 @@ def _fabric_checks(expect, nvme):
             problems.append('%s: no live %s controller (%s)'
                             % (conn['subnqn'], conn['transport'], ', '.join(seen) or 'not connected'))
         for ctrl in live:
-            heads.update(_head(p.get('name', '')) for p in ctrl.get('paths') or [])
+            # nvme_info names each controller's namespace block devices, multipath heads included.
             heads.update(ctrl.get('namespaces') or [])
     transports = sorted(set(conn['transport'] for conn in connections))
     labels = {'nvmeof-connected': 'true'}
@@ -270,24 +274,24 @@ def _fabric_checks(expect, nvme):
     return result
 
 
-def _sysctl_check(expect, sysctl):
+def _sysctl_check(expect, info):
     profile = expect.get('tuning_profile')
     if profile is None:
         return []
     path = expect.get('sysctl_file')
-    sysctl = sysctl or {}
-    dropin = [f for f in sysctl.get('files') or [] if f.get('path') == path]
+    info = info or {}
+    dropin = [f for f in info.get('files') or [] if f.get('path') == path]
     if not dropin or not dropin[0].get('readable') or not dropin[0].get('settings'):
         return [_check('tuning_profile', False, '%s: missing, unreadable or empty (sysctl_info files)' % path, {})]
     settings = dropin[0]['settings']
-    values = sysctl.get('parameters') or {}
-    set_by = sysctl.get('set_by') or {}
+    values = info.get('parameters') or {}
+    set_by = info.get('set_by') or {}
     wrong = []
     for key in sorted(settings):
         runtime = values.get(key)
         if key not in values:
             wrong.append('%s not read (pass the drop-in keys to sysctl_info names)' % key)
-        elif runtime is None or ' '.join(runtime.split()) != ' '.join(str(settings[key]).split()):
+        elif sysctl.differs(runtime, settings[key]):
             wrong.append('%s is %s at runtime, the drop-in sets %s' % (key, shown(runtime), shown(settings[key])))
         elif (set_by.get(key) or {}).get('file') != path:
             wrong.append('%s is set at boot by %s, after the drop-in' % (key, set_by.get(key, {}).get('file')))

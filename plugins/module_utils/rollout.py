@@ -7,17 +7,18 @@ Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``p
 
 * ``settings(values)`` - the ``inferops_rollout_*`` variables with their defaults, and every problem
   (``variable[index] = value: reason; fix``), unknown ``inferops_rollout_*`` names included.
-* ``plan(fleet, domains, values, state)`` - canary wave(s): one pending host per failure domain not yet
-  covered by a done host, never more than the maximum wave; then the configured waves (host counts or
-  percentages of the fleet, the last one repeated), each capped by the maximum; a resumed rollout
-  leaves the done hosts out and retries the hosts that failed first. Several site groups in one rollout
-  (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the groups it
-  depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per tier, and
-  no wave mixes two tiers.
-* ``record(plan, state, wave, outcomes)`` - the state after a wave (done hosts, failed hosts with their
-  step, the halt with the hosts left untouched) and whether the rollout halts: a failed canary, or
-  more failed hosts than the budget allows over the whole rollout (ansible's max_fail_percentage
-  counts one batch only), or a tier that ends with a failed host while a later tier depends on it.
+* ``plan(fleet, values, hostvars, groups, state_text, sites)`` - canary wave(s): one pending host per
+  failure domain not yet covered by a done host, never more than the maximum wave; then the configured
+  waves (host counts or percentages of the fleet, the last one repeated), each capped by the maximum; a
+  resumed rollout leaves the done hosts out and retries the hosts that failed first. Several site groups
+  in one rollout (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the
+  groups it depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per
+  tier, and no wave mixes two tiers.
+* ``record(plan, wave, outcomes)`` - the state after a wave, from the plan's (done hosts, failed hosts
+  with their step, the halt with the hosts left untouched) and whether the rollout halts: a failed
+  canary, or more failed hosts than the budget allows over the whole rollout (ansible's
+  max_fail_percentage counts one batch only), or a tier that ends with a failed host while a later tier
+  depends on it.
 * ``parse_state(text, path, group)`` - the state file's contents checked (format, group).
 * ``audit_gate_errors(results, severities)`` - the verify gate on the node audit's results of a host
   (``audit_host``): every FAIL of a gated severity, with the check's reason and fix.
@@ -34,16 +35,15 @@ import json
 import math
 import re
 
-from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'STEPS', 'audit_gate_errors', 'parse_state', 'plan', 'record',
+__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'audit_gate_errors', 'parse_state', 'plan', 'record',
            'settings', 'size', 'tag_errors', 'warmup_bound', 'warmup_gate_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
-STEPS = ('drain', 'converge', 'verify', 'undrain')
 
 DEFAULTS = {
     'inferops_rollout_group': None,
@@ -109,15 +109,12 @@ def size(spec, fleet, rounding='up', minimum=1):
 
 
 def _boolean(name, value, problems):
-    if isinstance(value, bool):
-        return value
-    probe = value.lower() if isinstance(value, str) else value
-    if probe in BOOLEANS_TRUE:
+    """Ansible's own conversion (true, "yes", "on", 1, ...); a problem, and true, for anything else."""
+    try:
+        return boolean(value, strict=True)
+    except TypeError:
+        problems.append(_problem(name, value, 'not a boolean; use true or false'))
         return True
-    if probe in BOOLEANS_FALSE:
-        return False
-    problems.append(_problem(name, value, 'not a boolean; use true or false'))
-    return True
 
 
 def _optional_text(name, value, problems, what):
@@ -401,7 +398,12 @@ def plan(fleet, values, hostvars=None, groups=None, state_text=None, sites=None,
         if problems:
             return result
         group = ':'.join(ordered)
-        tiers = [[name for name in ordered if _depth(name, ordered) == depth]
+        # A tier is named by the groups of its hosts: a host in a group that depends on nothing
+        # (k8s_workers) and in one that does (nvmeof_initiators) rolls in the later tier, and a tier
+        # without hosts (--limit) by the groups of its depth.
+        members = {name: (groups or {}).get(name) or [] for name in ordered}
+        tiers = [[name for name in ordered if any(tier_of.get(host) == depth for host in members[name])]
+                 or [name for name in ordered if _depth(name, ordered) == depth]
                  for depth in sorted({_depth(name, ordered) for name in ordered})]
         result.update({'group': group, 'host_roles': roles_of,
                        'roles': [role for name in ordered for role in sites[name]]})

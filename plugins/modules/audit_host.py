@@ -25,8 +25,8 @@ options:
   reads:
     description:
       - The registered results of the info modules, by module name - V(platform_info), V(nvme_info),
-        V(nvme_health_info), V(md_info), V(sysctl_info). A missing, skipped or failed one makes the checks that
-        need it V(SKIP) with the reason.
+        V(nvme_health_info), V(md_info), V(sysctl_info), V(irq_info), V(irq_pin). A missing, skipped or failed
+        one makes the checks that need it V(SKIP) with the reason; a failed one is also in RV(failed_reads).
     type: dict
     required: true
 extends_documentation_fragment:
@@ -74,4 +74,12 @@ drives:
   returned: always
   type: list
   elements: dict
+failed_reads:
+  description:
+    - The registered results of the reads that failed, by module name (C(msg) says why); empty when every read
+      worked. Their checks are V(SKIP), so a gate that must not pass an unread host looks here
+      (C(playbooks/tasks/audit_verify.yml), the rollout's verify step).
+  returned: always
+  type: dict
+  sample: {sysctl_info: {failed: true, msg: "/proc/sys: Permission denied"}}
 '''

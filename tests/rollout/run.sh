@@ -18,15 +18,21 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 gates=$root/tests/rollout
-run() {  # name, extra args...
-  local name=$1; shift
-  ansible-playbook -i tests/rollout/inventory.yml playbooks/rollout.yml \
-    -e '{"__inferops_site_roles": {"mechanics": []}}' \
-    -e inferops_rollout_group=mechanics -e "inferops_rollout_state_file=$work/state.json" \
+# One ansible-playbook run of the rollout, its output in $work/<name>.out: the inventory's site groups
+# are given no roles (the mechanics are under test, not the roles), the gates log to $work/log.
+rollout() {  # name, inventory, group(s), site groups as JSON, state file, extra args...
+  local name=$1 inventory=$2 group=$3 sites=$4 state=$5; shift 5
+  ansible-playbook -i "$inventory" playbooks/rollout.yml \
+    -e "{\"__inferops_site_roles\": $sites}" \
+    -e "inferops_rollout_group=$group" -e "inferops_rollout_state_file=$state" \
     -e '{"inferops_rollout_waves": [1, "100%"]}' -e inferops_rollout_max_wave=1 \
     -e "inferops_rollout_drain_tasks=$gates/drain.yml" -e "inferops_rollout_verify_tasks=$gates/verify.yml" \
     -e "inferops_rollout_undrain_tasks=$gates/undrain.yml" -e "rollout_test_log=$work/log" "$@" \
     >"$work/$name.out" 2>&1
+}
+run() {  # name, extra args...: the mechanics group, three hosts
+  local name=$1; shift
+  rollout "$name" tests/rollout/inventory.yml mechanics '{"mechanics": []}' "$work/state.json" "$@"
 }
 check() {  # description, command...
   local what=$1; shift
@@ -89,15 +95,10 @@ check "... and no host was touched" test ! -e "$work/log"
 
 # 6. an NVMe-oF pool in one rollout: every target before any initiator; a target failing within the
 #    budget halts at the end of the targets' tier with the initiators untouched; the rerun resumes
-pool() {  # name, extra args...
+pool() {  # name, extra args...: the pool's two groups, listed initiators first, a failure budget of 1
   local name=$1; shift
-  ansible-playbook -i tests/rollout/pool_inventory.yml playbooks/rollout.yml \
-    -e '{"__inferops_site_roles": {"nvmeof_targets": [], "nvmeof_initiators": []}}' \
-    -e inferops_rollout_group=nvmeof_initiators:nvmeof_targets -e "inferops_rollout_state_file=$work/pool.json" \
-    -e '{"inferops_rollout_waves": [1, "100%"]}' -e inferops_rollout_max_wave=1 -e inferops_rollout_failure_budget=1 \
-    -e "inferops_rollout_drain_tasks=$gates/drain.yml" -e "inferops_rollout_verify_tasks=$gates/verify.yml" \
-    -e "inferops_rollout_undrain_tasks=$gates/undrain.yml" -e "rollout_test_log=$work/log" "$@" \
-    >"$work/$name.out" 2>&1
+  rollout "$name" tests/rollout/pool_inventory.yml nvmeof_initiators:nvmeof_targets \
+    '{"nvmeof_targets": [], "nvmeof_initiators": []}' "$work/pool.json" -e inferops_rollout_failure_budget=1 "$@"
 }
 rm -f "$work/log"
 pool pool_fail -e rollout_test_fail_host=t2; rc=$?

@@ -7,19 +7,24 @@ module_utils files, run with ``python3 -ES``: no Ansible, no site-packages).
 * ``role_package(role)`` - the module_utils file names the role installs, in the order it writes them
   (read from the role's ``vars/main.yml``, so a test sees a file the role forgets);
 * ``import_problems(names)`` - what keeps those files from running as that package: an import that is
-  neither the standard library nor a sibling written before it.
+  neither the standard library nor a sibling written before it;
+* ``installed_script(role, script, installed_as, lib)`` - the role's script run from a copy of that layout
+  (the package in ``lib/inferops``, the script beside it), with no ``inferops`` module left loaded after.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import importlib.util
 import os
 import re
+import shutil
 import sys
 
 import yaml
 
-__all__ = ['COLLECTION', 'MODULE_UTILS', 'role_package', 'import_problems']
+__all__ = ['COLLECTION', 'MODULE_UTILS', 'role_package', 'import_problems', 'installed_script']
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
@@ -44,10 +49,7 @@ def role_package(role):
 
 
 def _stdlib(module):
-    names = getattr(sys, 'stdlib_module_names', None)
-    return module in names if names else module in sys.builtin_module_names or module in (
-        '__future__', 'base64', 'binascii', 'errno', 'glob', 'gzip', 'ipaddress', 'json', 'os', 're', 'socket',
-        'struct', 'tempfile', 'time', 'uuid', 'zlib')
+    return module in sys.stdlib_module_names
 
 
 def import_problems(names):
@@ -68,3 +70,33 @@ def import_problems(names):
                     if not _stdlib(top) and top not in OPTIONAL:
                         problems.append('%s imports %s' % (name, module))
     return problems
+
+
+def _host_modules():
+    return [m for m in sys.modules if m == 'inferops' or m.startswith('inferops.')]
+
+
+@contextlib.contextmanager
+def installed_script(role, script, installed_as, lib):
+    """The script ``roles/<role>/files/<script>``, loaded from ``lib/<installed_as>`` beside the package
+    ``lib/inferops`` (the files of ``role_package(role)``), as the host runs it; ``lib`` is a pathlib.Path.
+
+    The script puts ``lib`` first on sys.path and imports the package: sys.path is restored and every
+    ``inferops`` module unloaded afterwards, so the next test imports the package afresh.
+    """
+    (lib / 'inferops').mkdir(parents=True)
+    for name in role_package(role):
+        shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
+    shutil.copy(os.path.join(COLLECTION, 'roles', role, 'files', script), str(lib / installed_as))
+    assert not _host_modules()
+    saved_path = sys.path
+    sys.path = list(saved_path)
+    spec = importlib.util.spec_from_file_location(os.path.splitext(script)[0] + '_script', str(lib / installed_as))
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path = saved_path
+        for name in _host_modules():
+            del sys.modules[name]

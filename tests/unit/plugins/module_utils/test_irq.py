@@ -13,17 +13,15 @@ The last tests run the irq_affinity role's host script on the same files, import
 from __future__ import annotations
 
 import errno
-import importlib.util
 import json
 import os
 import re
-import shutil
 import sys
 
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
-from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, import_problems, role_package
+from ansible_collections.inferops.node.tests.unit.host_package import import_problems, installed_script, role_package
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture
 
 # What the irq_affinity role installs as /usr/local/lib/inferops, in its order.
@@ -208,32 +206,15 @@ def test_host_files_import_no_ansible():
     assert import_problems(HOST_FILES) == []
 
 
-def _host_modules():
-    return [m for m in sys.modules if m == 'inferops' or m.startswith('inferops.')]
-
-
 @pytest.fixture
-def host_script(guest, tmp_path, monkeypatch):
+def host_script(guest, tmp_path):
     """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
     lib = tmp_path / 'usr_local_lib'
-    (lib / 'inferops').mkdir(parents=True)
-    for name in HOST_FILES:
-        shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
-    shutil.copy(os.path.join(COLLECTION, 'roles', 'irq_affinity', 'files', 'inferops_irq_pin.py'),
-                str(lib / 'inferops-irq-pin.py'))
-    assert not _host_modules()
-    monkeypatch.setattr(sys, 'path', list(sys.path))
-    spec = importlib.util.spec_from_file_location('inferops_irq_pin_script', str(lib / 'inferops-irq-pin.py'))
-    script = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(script)
+    with installed_script('irq_affinity', 'inferops_irq_pin.py', 'inferops-irq-pin.py', lib) as script:
         assert sys.path[0] == str(lib) and script.irq.__file__ == str(lib / 'inferops' / 'irq.py')
         assert script.irq.sysfs is not sysfs
         script.irq.sysfs.ROOT = guest.root
         yield script
-    finally:
-        for name in _host_modules():
-            del sys.modules[name]
 
 
 def rules_file(tmp_path, rules):

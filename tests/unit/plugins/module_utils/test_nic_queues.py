@@ -7,16 +7,12 @@ messages, the per-queue plan, the writes."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
-import sys
 
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, nic_queues, sysfs
-from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, import_problems, role_package
+from ansible_collections.inferops.node.tests.unit.host_package import import_problems, installed_script, role_package
 from ansible_collections.inferops.node.tests.unit.module_harness import build_tree, fixture
 
 MAC = '52:54:00:88:00:01'
@@ -204,31 +200,14 @@ def test_host_file_imports_no_ansible():
     assert HOST_FILES[:-1] == role_package('irq_affinity')
 
 
-def _host_modules():
-    return [m for m in sys.modules if m == 'inferops' or m.startswith('inferops.')]
-
-
 @pytest.fixture
-def host_script(fresh, tmp_path, monkeypatch):
+def host_script(fresh, tmp_path):
     """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
     lib = tmp_path / 'usr_local_lib'
-    (lib / 'inferops').mkdir(parents=True)
-    for name in HOST_FILES:
-        shutil.copy(os.path.join(MODULE_UTILS, name), str(lib / 'inferops' / name))
-    shutil.copy(os.path.join(COLLECTION, 'roles', 'nic_queues', 'files', 'inferops_nic_queues.py'),
-                str(lib / 'inferops-nic-queues.py'))
-    assert not _host_modules()
-    monkeypatch.setattr(sys, 'path', list(sys.path))
-    spec = importlib.util.spec_from_file_location('inferops_nic_queues_script', str(lib / 'inferops-nic-queues.py'))
-    script = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(script)
+    with installed_script('nic_queues', 'inferops_nic_queues.py', 'inferops-nic-queues.py', lib) as script:
         assert script.nic_queues.__file__ == str(lib / 'inferops' / 'nic_queues.py')
         script.nic_queues.sysfs.ROOT = fresh
         yield script
-    finally:
-        for name in _host_modules():
-            del sys.modules[name]
 
 
 def test_host_script_apply(fresh, host_script, tmp_path, monkeypatch, capsys):

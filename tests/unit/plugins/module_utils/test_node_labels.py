@@ -158,6 +158,21 @@ def test_profile_hash_follows_values_not_order_or_spacing():
     assert a == nl.profile_hash({'net.ipv4.tcp_rmem': '4096 131072 6291456', 'vm.swappiness': 0})
     assert a != nl.profile_hash({'vm.swappiness': '1', 'net.ipv4.tcp_rmem': '4096 131072 6291456'})
     assert len(a) == 16 and not nl.label_value_errors(a)
+    # the kernel_tuning rule's comparison (module_utils/sysctl.py normalize): 010 is the setting 10
+    assert nl.profile_hash({'vm.swappiness': '010'}) == nl.profile_hash({'vm.swappiness': 10})
+
+
+def test_runtime_compared_as_sysctl_compares_it():
+    """A runtime value equal to the drop-in's by sysctl.differs (whitespace, integer forms) passes."""
+    info = {'files': [{'path': DROPIN, 'readable': True, 'settings': {'vm.swappiness': '010',
+                                                                      'net.ipv4.tcp_rmem': '4096 131072 6291456'}}],
+            'parameters': {'vm.swappiness': '10', 'net.ipv4.tcp_rmem': '4096\t131072   6291456'},
+            'set_by': {'vm.swappiness': {'file': DROPIN}, 'net.ipv4.tcp_rmem': {'file': DROPIN}}}
+    plan = nl.plan(expect(nvmeof_connections=[], nvmeof_read_ahead_kb=None, tuning_profile='p'), None, info)
+    assert plan['failed'] == []
+    info['parameters']['vm.swappiness'] = '11'
+    plan = nl.plan(expect(nvmeof_connections=[], nvmeof_read_ahead_kb=None, tuning_profile='p'), None, info)
+    assert plan['checks'][0]['reason'] == 'vm.swappiness is "11" at runtime, the drop-in sets "010"'
 
 
 # ---- input ------------------------------------------------------------------------------------------
@@ -179,6 +194,15 @@ def test_expect_errors_name_variable_value_and_fix():
         'k8s_node_labels_sysctl_file = "rel": must be the absolute path of the kernel_tuning drop-in',
     ]
     assert nl.plan({'prefix': 'k8s.io'})['labels'] == {}
+
+
+@pytest.mark.parametrize('subnqn', ['nqn.pool', 'nqn.1900-01.internal.ai:pool', 'nqn.2026-09.internal.ai:a/b'])
+def test_subnqn_follows_the_nvmeof_roles_nqn_rule(subnqn):
+    """What nvmeof_initiator would refuse to connect to (module_utils/nvme_common.py check_nqn) is refused."""
+    errors = nl.expect_errors({'nvmeof_connections': [{'subnqn': subnqn, 'transport': 'tcp'}]})
+    assert errors == ['k8s_node_labels_nvmeof_connections[0] (subnqn=%s).subnqn = "%s": must be an NQN '
+                      '(nqn.yyyy-mm.<domain>:...), the subsystem the host connects to' % (subnqn, subnqn)]
+    assert nl.expect_errors({'nvmeof_connections': [{'subnqn': POOL, 'transport': 'tcp'}]}) == []
 
 
 @pytest.mark.parametrize('prefix, ok', [

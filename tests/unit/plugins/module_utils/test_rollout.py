@@ -106,6 +106,13 @@ def test_canary_accepts_ansible_booleans():
         assert problems == [] and conf['inferops_rollout_canary'] is want
 
 
+def test_canary_refuses_what_ansible_does_not_take_for_a_boolean():
+    """Ansible's own conversion decides; a list is a problem to report, not a crash (unhashable)."""
+    for value in ([True], {'on': 1}, 2):
+        dummy, problems = rollout.settings(values(canary=value))
+        assert problems == ['inferops_rollout_canary = %s: not a boolean; use true or false' % json.dumps(value)]
+
+
 def test_size_rounding():
     assert rollout.size(('percent', 10.0), 25) == 3
     assert rollout.size(('percent', 10.0), 25, rounding='down') == 2
@@ -546,6 +553,27 @@ def test_an_initiator_in_a_group_of_an_earlier_tier_rolls_with_the_initiators():
     assert waves(the_plan) == [['t1', 't2', 'w1'], ['i1', 'i2']]
     assert the_plan['host_roles']['i1'] == ['nvmeof_initiator', 'k8s_node_labels']
     assert the_plan['host_roles']['w1'] == ['k8s_node_labels']
+
+
+def test_a_tier_is_named_by_the_groups_of_its_hosts():
+    """The pool's workers are its initiators (inventories/nvmeof_pool): k8s_workers depends on nothing, but its
+    hosts roll with the initiators, and the summary and the halt say so."""
+    groups = dict(POOL, k8s_workers=list(POOL['nvmeof_initiators']))
+    sites = dict(SITES, k8s_workers=['k8s_node_labels'])
+    the_plan = rollout.plan(POOL_FLEET, values(group='nvmeof_targets:nvmeof_initiators:k8s_workers', canary=False,
+                                               waves=['100%'], max_wave=9, failure_budget=1),
+                            groups=groups, sites=sites)
+    assert the_plan['errors'] == [] and waves(the_plan) == [['t1', 't2'], ['i1', 'i2', 'i3', 'i4', 'i5']]
+    assert [tier['groups'] for tier in the_plan['tiers']] == [['nvmeof_targets'], ['k8s_workers', 'nvmeof_initiators']]
+    assert 'nvmeof_targets before k8s_workers:nvmeof_initiators, each whole' in the_plan['summary']
+    result = rollout.record(the_plan, 0, {'t1': OK, 't2': {'ok': False, 'step': 'verify', 'message': 'm'}})
+    assert result['state']['halted']['reason'] == (
+        'nvmeof_targets not all done (failed: t2), and k8s_workers:nvmeof_initiators must not start while a host it '
+        'depends on is mid-change')
+    # --limit to the initiators: the targets' tier has no host and keeps its group's name
+    limited = rollout.plan(POOL['nvmeof_initiators'], values(group='nvmeof_targets:nvmeof_initiators'),
+                           groups=POOL, sites=SITES)
+    assert [tier['groups'] for tier in limited['tiers']] == [['nvmeof_targets'], ['nvmeof_initiators']]
 
 
 def test_several_groups_unknown_one_named():
