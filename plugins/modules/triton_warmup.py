@@ -321,6 +321,7 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
     describe_exception,
     infer_request,
     summarize,
+    url_errors,
     wait_ready,
 )
 
@@ -500,11 +501,7 @@ def main():
         problems.append('max_error_rate must be between 0 and 1 (got %s)' % params['max_error_rate'])
     if params['p99_tolerance'] < 0 or params['p99_tolerance_ms'] < 0:
         problems.append('p99_tolerance and p99_tolerance_ms must not be negative')
-    for url in params['endpoints']:
-        try:
-            TritonHTTP(url)
-        except ValueError as exc:
-            problems.append('endpoints: %s' % exc)
+    problems += ['endpoints: %s' % p for url in params['endpoints'] for p in url_errors(url)]
     if problems:
         module.fail_json(msg='; '.join(problems))
 
