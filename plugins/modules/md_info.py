@@ -276,7 +276,7 @@ filesystems:
   description:
     - Mount point of each requested array (O(arrays[].mount)) that has a filesystem mounted there -> its
       size and free space (C(findmnt -J -b -o TARGET,SIZE,AVAIL,USED --mountpoint <mount>)) and, for XFS,
-      its geometry (C(xfs_info <mount>)). A mount point with nothing mounted is left out.
+      its geometry (C(xfs_info <mount>)). A mount point with no md array mounted there is left out.
   returned: always
   type: dict
   version_added: 0.2.0
@@ -402,12 +402,16 @@ def read_mounts(runner):
     return mounts, by_kname
 
 
-def read_filesystems(runner, specs, mounts):
-    """Size, free space and XFS geometry of what is mounted on each requested array's mount point."""
+def read_filesystems(runner, specs, mounts, by_kname):
+    """Size, free space and XFS geometry of the md array mounted on each requested array's mount point.
+
+    Another device mounted there (the root filesystem requested as a mount point by mistake) is the
+    preflight's refusal, not a filesystem of the arrays: it is not read."""
+    md_points = set(point for kname, points in by_kname.items() if kname.startswith('md') for point in points)
     result = {}
     for spec in specs:
         path = spec.get('mount')
-        top = mounts.get(path) if path else None
+        top = mounts.get(path) if path in md_points else None
         if not top or path in result:
             continue
         rc, out, err = runner.run(xfs.space_argv(path))
@@ -618,7 +622,7 @@ def main():
     initrd = '/boot/initrd.img-%s' % release
     module.exit_json(
         changed=False, arrays=arrays, members=members, mounts=mounts,
-        filesystems=read_filesystems(runner, params['arrays'], mounts), fstab=read_fstab(),
+        filesystems=read_filesystems(runner, params['arrays'], mounts, by_kname), fstab=read_fstab(),
         units=read_units(runner, params['units']),
         calendars=read_calendars(runner, params['calendars']), autocheck=read_autocheck(),
         bins=dict((name, module.get_bin_path(name)) for name in BINS),
