@@ -28,10 +28,10 @@
   and IRQ action name), else the NVMe driver rule (I/O queue vectors ``nvme<N>q<M>``, M >= 1), else
   unknown.
 
-No Ansible imports, only the standard library and the two sibling files ``sysfs.py`` and
-``cpulist.py`` (imported relatively): the irq_affinity role installs these three files as the
-package ``/usr/local/lib/inferops/`` on the host, where ``/usr/local/lib/inferops-irq-pin.py``
-(``inferops-irq-pin.service``, irqbalance's policy script) imports them. Keep it that way.
+No Ansible imports, only the standard library and sibling files (imported relatively): the
+irq_affinity role installs this file and its siblings in the zip application
+``/usr/local/lib/inferops-irq-pin.pyz`` (``inferops-irq-pin.service``, irqbalance's policy script;
+module_utils/boot_package.py refuses any other import). Keep it that way.
 """
 
 from __future__ import annotations

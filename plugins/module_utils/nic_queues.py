@@ -24,9 +24,8 @@ boot-time script:
   ``settings ban irqs``): irqbalance re-places every IRQ it balances within seconds, pins included,
   and the ban lives as long as the daemon (the role's unit re-runs when irqbalance restarts).
 
-No Ansible imports, only the standard library and the sibling files ``sysfs.py``, ``cpulist.py``
-and ``irq.py`` (imported relatively): the nic_queues role installs them as the package
-``/usr/local/lib/inferops/`` on the host for ``/usr/local/lib/inferops-nic-queues.py``.
+No Ansible imports, only the standard library and sibling files (imported relatively): the
+nic_queues role installs them in the zip application ``/usr/local/lib/inferops-nic-queues.pyz``.
 """
 
 from __future__ import annotations

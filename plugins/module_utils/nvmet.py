@@ -21,8 +21,8 @@ role's input rules and what it hands the module (through the filters of
 ``plugins/filter/nvmet.py``), with the field rules of ``module_utils/nvme_common.py``.
 
 Paths go through ``module_utils.sysfs.host_path`` so unit tests can run on a fake tree. The
-imports are relative: the role's boot-time restore helper imports this file, ``nvme_common.py``
-and ``sysfs.py`` from a plain package (``/usr/local/lib/inferops``), outside Ansible.
+imports are relative: the role's boot-time restore helper imports this file and its siblings from
+its zip application (``/usr/local/lib/inferops-nvmet-restore.pyz``), outside Ansible.
 """
 
 from __future__ import annotations

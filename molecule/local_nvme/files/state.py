@@ -91,8 +91,7 @@ state['udev_rules'] = {
 }
 managed = ['/etc/udev/rules.d/61-inferops-nvme-sched.rules', '/etc/udev/rules.d/61-inferops-readahead.rules',
            '/etc/mdadm/mdadm.conf', '/etc/fstab', '/etc/default/irqbalance', '/etc/default/mdadm',
-           '/etc/inferops/irq-affinity.json', '/usr/local/sbin/inferops-irq-pin', '/usr/local/lib/inferops-irq-pin.py',
-           '/usr/local/lib/inferops/irq.py', '/usr/local/lib/inferops/cpulist.py', '/usr/local/lib/inferops/sysfs.py',
+           '/etc/inferops/irq-affinity.json', '/usr/local/sbin/inferops-irq-pin', '/usr/local/lib/inferops-irq-pin.pyz',
            '/etc/sysctl.d/91-inferops-md-raid.conf',
            '/etc/modules-load.d/inferops-md-raid.conf', '/etc/systemd/system/inferops-irq-pin.service',
            '/etc/systemd/system/inferops-mdcheck-start.service', '/etc/systemd/system/inferops-mdcheck-start.timer',

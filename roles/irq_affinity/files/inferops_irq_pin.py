@@ -2,7 +2,7 @@
 """Re-apply the IRQ pinning rules of the irq_affinity role and tell irqbalance to leave the
 pinned IRQs alone.
 
-Installed as /usr/local/lib/inferops-irq-pin.py and run through the wrapper
+Installed as the __main__.py of /usr/local/lib/inferops-irq-pin.pyz and run through the wrapper
 /usr/local/sbin/inferops-irq-pin (python3 -ES):
 
   inferops-irq-pin [apply] [RULES_JSON]   pin every IRQ matched by the rules (default
@@ -24,16 +24,18 @@ writing. An IRQ whose effective_affinity_list is still outside its new affinity 
 reported as pending (the kernel moves it at its next interrupt).
 
 The pinning itself is the collection's plugins/module_utils/irq.py - the code of the
-inferops.node.irq_pin module - installed with its siblings irq_devices.py, sysfs.py and
-cpulist.py as the package /usr/local/lib/inferops/ next to this file.
+inferops.node.irq_pin module - installed with its siblings (irq_devices.py, sysfs.py,
+cpulist.py, ...) as the package inferops in the same zip application
+(inferops.node.boot_package).
 """
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from inferops import irq  # noqa: E402  pylint: disable=wrong-import-position
+# The package inferops is in the same zip application as this script (inferops.node.boot_package).
+try:
+    from inferops import irq
+except ImportError:  # unit tests: the collection itself
+    from ansible_collections.inferops.node.plugins.module_utils import irq
 
 RULES = '/etc/inferops/irq-affinity.json'
 

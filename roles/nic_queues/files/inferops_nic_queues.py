@@ -2,7 +2,7 @@
 """Re-apply the NIC queue settings of the nic_queues role: RPS/XPS masks per queue and the queue IRQs
 of each chosen interface, after telling a running irqbalance to leave those IRQs alone.
 
-Installed as /usr/local/lib/inferops-nic-queues.py and run through the wrapper
+Installed as the __main__.py of /usr/local/lib/inferops-nic-queues.pyz and run through the wrapper
 /usr/local/sbin/inferops-nic-queues (python3 -ES) by inferops-nic-queues.service:
 
   inferops-nic-queues [CONFIG_JSON]    default /etc/inferops/nic-queues.json:
@@ -11,16 +11,17 @@ Installed as /usr/local/lib/inferops-nic-queues.py and run through the wrapper
 The interfaces are found again by their selector (MAC, PCI address or name), so renamed interfaces
 and renumbered IRQs do not matter. The code is the collection's plugins/module_utils/nic_queues.py -
 the code of the inferops.node.nic_queues module - installed with its siblings as the package
-/usr/local/lib/inferops/ next to this file.
+inferops in the same zip application (inferops.node.boot_package).
 """
 import json
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from inferops import irq, nic_queues  # noqa: E402  pylint: disable=wrong-import-position
+# The package inferops is in the same zip application as this script (inferops.node.boot_package).
+try:
+    from inferops import irq, nic_queues
+except ImportError:  # unit tests: the collection itself
+    from ansible_collections.inferops.node.plugins.module_utils import irq, nic_queues
 
 CONFIG = '/etc/inferops/nic-queues.json'
 

@@ -16,8 +16,9 @@ incomplete, 2 without a NAME - so systemd reports each connection's failure on i
 Whether the kernel has the controller is the nvme_connect module's own rule:
 ``nvme_fabrics.controllers()`` read from sysfs and ``nvme_fabrics.matches()`` against the
 connection. That code is the collection's plugins/module_utils/nvme_fabrics.py, installed with
-its siblings (sysfs.py, nvme_common.py, mount_options.py, command.py) as the package
-/usr/local/lib/inferops next to this file, and run through the wrapper
+its siblings (sysfs.py, nvme_common.py, mount_options.py, command.py) as the package inferops
+inside /usr/local/lib/inferops-nvmf-connect.pyz, whose __main__.py this script is
+(inferops.node.boot_package), and run through the wrapper
 /usr/local/sbin/inferops-nvmf-connect (python3 -ES). Commands run as argument lists in the
 C locale (``command.C_LOCALE``).
 """
@@ -28,12 +29,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
+# The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import command, nvme_fabrics  # pylint: disable=wrong-import-position
+    from inferops import command, nvme_fabrics
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import command, nvme_fabrics  # pylint: disable=wrong-import-position
+    from ansible_collections.inferops.node.plugins.module_utils import command, nvme_fabrics
 
 CONF_DIR = '/etc/nvme/inferops'
 KEYS = ('NVMF_TRANSPORT', 'NVMF_TRADDR', 'NVMF_TRSVCID', 'NVMF_SUBNQN', 'NVMF_HOSTNQN', 'NVMF_HOST_IFACE',

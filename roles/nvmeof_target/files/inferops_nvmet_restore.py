@@ -13,9 +13,10 @@ yet (address not configured, RDMA device not created) are retried every second
 until --timeout; whatever still fails is printed and the exit status is 1.
 
 The configfs changes are the collection's plugins/module_utils/nvmet.py - the code of
-the inferops.node.nvmet_subsystem module - installed with its siblings nvme_common.py
-and sysfs.py as the package /usr/local/lib/inferops/ next to this file (run through
-the wrapper /usr/local/sbin/inferops-nvmet-restore, python3 -ES).
+the inferops.node.nvmet_subsystem module - installed with its siblings as the package
+inferops inside /usr/local/lib/inferops-nvmet-restore.pyz, whose __main__.py this script
+is (inferops.node.boot_package; run through the wrapper /usr/local/sbin/inferops-nvmet-restore,
+python3 -ES). Commands run in the C locale (``command.C_LOCALE``).
 
 Usage: inferops-nvmet-restore [--timeout SECONDS] [--root DIR] [FILE]
 """
@@ -27,12 +28,11 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
+# The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import nvmet, sysfs  # pylint: disable=wrong-import-position
+    from inferops import command, nvmet, sysfs
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import nvmet, sysfs  # pylint: disable=wrong-import-position
+    from ansible_collections.inferops.node.plugins.module_utils import command, nvmet, sysfs
 
 DEFAULT_FILE = '/etc/nvmet/inferops-nvmet.json'
 TRANSPORT_MODULES = {'tcp': 'nvmet-tcp', 'rdma': 'nvmet-rdma', 'fc': 'nvmet-fc', 'loop': 'nvme-loop'}
@@ -70,7 +70,7 @@ class Restorer(object):
 
 def modprobe(names):
     for name in names:
-        subprocess.call(['modprobe', name], env=dict(os.environ, LC_ALL='C', LANG='C'))
+        subprocess.call(['modprobe', name], env=dict(os.environ, **command.C_LOCALE))
 
 
 def restore_static(res, config, errors):

@@ -21,11 +21,9 @@ import sys
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, sysfs
-from ansible_collections.inferops.node.tests.unit.host_package import import_problems, installed_script, role_package
+from ansible_collections.inferops.node.tests.unit.host_package import installed_script
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture
 
-# What the irq_affinity role installs as /usr/local/lib/inferops, in its order.
-HOST_FILES = role_package('irq_affinity')
 AFF = '/proc/irq/%d/smp_affinity_list'
 
 
@@ -199,19 +197,13 @@ def test_apply_skips_entries_without_change(guest, monkeypatch):
 
 # ---------------------------------------------------------------- the host copy
 
-def test_host_files_import_no_ansible():
-    """irq.py and its siblings run on hosts without Ansible: standard library and relative imports of
-    files the role writes before them only."""
-    assert HOST_FILES[-2:] == ['irq_devices.py', 'irq.py'] and 'nvme_devices.py' in HOST_FILES
-    assert import_problems(HOST_FILES) == []
-
-
 @pytest.fixture
 def host_script(guest, tmp_path):
-    """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
+    """The role's script run from the zip application the role installs (the package inferops inside it)."""
     lib = tmp_path / 'usr_local_lib'
-    with installed_script('irq_affinity', 'inferops_irq_pin.py', 'inferops-irq-pin.py', lib) as script:
-        assert sys.path[0] == str(lib) and script.irq.__file__ == str(lib / 'inferops' / 'irq.py')
+    with installed_script('irq_affinity', 'inferops_irq_pin.py', lib) as script:
+        package = str(lib / 'inferops_irq_pin.pyz')
+        assert sys.path[0] == package and script.irq.__file__ == os.path.join(package, 'inferops', 'irq.py')
         assert script.irq.sysfs is not sysfs
         script.irq.sysfs.ROOT = guest.root
         yield script

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import irq, nic_queues, sysfs
-from ansible_collections.inferops.node.tests.unit.host_package import import_problems, installed_script, role_package
+from ansible_collections.inferops.node.tests.unit.host_package import installed_script
 from ansible_collections.inferops.node.tests.unit.module_harness import build_tree, fixture
 
 MAC = '52:54:00:88:00:01'
@@ -189,23 +189,12 @@ def test_blocks_and_shares(count, groups, expected):
 
 # ---------------------------------------------------------------- the role's boot-time script
 
-# What the nic_queues role installs as /usr/local/lib/inferops, in its order.
-HOST_FILES = role_package('nic_queues')
-
-
-def test_host_file_imports_no_ansible():
-    """nic_queues.py and its siblings run on hosts without Ansible: standard library and relative imports of
-    files the role writes before them only; the files irq_affinity installs too come in the same order."""
-    assert HOST_FILES[-1] == 'nic_queues.py' and import_problems(HOST_FILES) == []
-    assert HOST_FILES[:-1] == role_package('irq_affinity')
-
-
 @pytest.fixture
 def host_script(fresh, tmp_path):
-    """The role's script and the package /usr/local/lib/inferops, laid out as the role installs them."""
+    """The role's script run from the zip application the role installs (the package inferops inside it)."""
     lib = tmp_path / 'usr_local_lib'
-    with installed_script('nic_queues', 'inferops_nic_queues.py', 'inferops-nic-queues.py', lib) as script:
-        assert script.nic_queues.__file__ == str(lib / 'inferops' / 'nic_queues.py')
+    with installed_script('nic_queues', 'inferops_nic_queues.py', lib) as script:
+        assert script.nic_queues.__file__ == str(lib / 'inferops_nic_queues.pyz' / 'inferops' / 'nic_queues.py')
         script.nic_queues.sysfs.ROOT = fresh
         yield script
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 
@@ -239,7 +240,7 @@ def test_helper_and_unit_files_of_the_role():
     if sh:
         proc = subprocess.run([sh, '-n'], input=wrapper, universal_newlines=True, check=False)
         assert proc.returncode == 0
-    assert 'exec /usr/bin/python3 -ES /usr/local/lib/inferops-nvmf-connect.py "$@"' in wrapper
+    assert 'exec /usr/bin/python3 -ES /usr/local/lib/inferops-nvmf-connect.pyz "$@"' in wrapper
     helper = load_helper()
     assert helper.CONF_DIR == nvme_connect.CONF_DIR
     conf = helper.read_conf(module_harness.fixture_path(NVMEOF, 'connect_unit_rdma.conf'))
@@ -254,13 +255,14 @@ def test_helper_and_unit_files_of_the_role():
     assert 'After=network-online.target' in unit_text
 
 
-def test_boot_helper_package_runs_without_ansible():
-    """The files the role writes to /usr/local/lib/inferops import only the standard library and siblings
-    written before them, and hold what the helper imports."""
-    files = host_package.role_package('nvmeof_initiator')
-    assert files[-1] == 'nvme_fabrics.py' and 'command.py' in files
-    assert host_package.import_problems(files) == []
-    assert 'from inferops import command, nvme_fabrics' in role_file('inferops_nvmf_connect.py')
+def test_boot_helper_runs_from_its_package_without_ansible(tmp_path):
+    """The zip application the role installs, run as the wrapper runs it (python3 -ES: no site packages, no
+    Ansible): it imports the package inside it and, without a NAME, says how to use it (exit status 2)."""
+    package = host_package.write_package('nvmeof_initiator', 'inferops_nvmf_connect.py', tmp_path)
+    proc = subprocess.run([sys.executable, '-ES', str(package)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, check=False, env={'LC_ALL': 'C', 'PATH': '/usr/bin:/bin'})
+    assert proc.returncode == 2 and 'Traceback' not in proc.stderr, proc.stderr
+    assert proc.stderr == 'usage: inferops-nvmf-connect <name>\n'
 
 
 # ------------------------------------------------------------------ the boot helper on recorded trees

@@ -31,7 +31,7 @@ import pytest
 from ansible_collections.inferops.node.plugins.module_utils import nvmet
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.modules import nvmet_subsystem
-from ansible_collections.inferops.node.tests.unit import module_harness
+from ansible_collections.inferops.node.tests.unit import host_package, module_harness
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESTORE = os.path.join(HERE, '..', '..', '..', '..', 'roles', 'nvmeof_target', 'files', 'inferops_nvmet_restore.py')
@@ -607,21 +607,16 @@ def test_check_mode_does_not_load_nvmet(tmp_path, monkeypatch):
     assert result['command_log'] == []
 
 
-def test_restore_helper_runs_from_its_installed_layout(tmp_path):
-    """As the role installs it: the helper next to the package inferops/ holding plain copies of nvmet.py,
-    nvme_common.py and sysfs.py, run with python3 -ES (no site packages, no Ansible): it imports those."""
-    lib = tmp_path / 'lib'
-    (lib / 'inferops').mkdir(parents=True)
-    utils = os.path.dirname(nvmet.__file__)
-    for name in ('nvmet.py', 'nvme_common.py', 'sysfs.py'):
-        shutil.copy(os.path.join(utils, name), str(lib / 'inferops' / name))
-    shutil.copy(RESTORE, str(lib / 'inferops-nvmet-restore.py'))
+def test_restore_helper_runs_from_its_package(tmp_path):
+    """As the role installs it: the zip application of the helper and the package inferops inside it (nvmet.py
+    and its siblings), run with python3 -ES (no site packages, no Ansible): it imports those."""
+    package = host_package.write_package('nvmeof_target', 'inferops_nvmet_restore.py', tmp_path / 'lib')
     root = tmp_path / 'root'
     for rel in ('hosts', 'subsystems', 'ports'):
         (root / nvmet.ROOT.lstrip('/') / rel).mkdir(parents=True)
     saved = tmp_path / 'saved.json'
     saved.write_text(json.dumps({'hosts': [{'nqn': HOST}], 'ports': [], 'subsystems': []}))
-    proc = subprocess.run([sys.executable, '-ES', str(lib / 'inferops-nvmet-restore.py'), '--root', str(root), str(saved)],
+    proc = subprocess.run([sys.executable, '-ES', str(package), '--root', str(root), str(saved)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, check=False,
                           env={'LC_ALL': 'C', 'PATH': '/usr/bin:/bin'})
     assert (proc.returncode, proc.stderr) == (0, '')

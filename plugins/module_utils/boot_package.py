@@ -1,0 +1,113 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A role's boot-time script and the module_utils files it runs, as one Python zip application.
+
+The boot scripts (``inferops-irq-pin``, ``inferops-nic-queues``, ``inferops-nvmf-connect``,
+``inferops-nvmet-restore``) run the modules' own code at boot, outside Ansible, with
+``python3 -ES``. One file carries it: the script as ``__main__.py`` and the module_utils files
+it needs as the package ``inferops``, which Python imports from the zip (``python3 file.pyz``
+puts the file first on ``sys.path``). One file is one copy per run (it was one per file, 10 to
+26 s each in a lab guest) and is replaced atomically, so a boot never runs a half-written package.
+
+``build()`` is deterministic: the same sources give the same bytes on any controller (entries
+sorted, stored uncompressed, fixed times and modes), so the copy is idempotent by checksum.
+Controller-side only (the action plugin inferops.node.boot_package and the unit tests).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import sys
+import zipfile
+
+__all__ = ['BootPackageError', 'requested', 'closure', 'build']
+
+PACKAGE = 'inferops'
+COMMENT = (b'inferops.node boot package: a boot script and the collection module_utils it runs '
+           b'(plugins/module_utils). Managed by Ansible; local changes are overwritten.')
+# The zip format's earliest time: no controller clock or checkout time in the file.
+EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+class BootPackageError(Exception):
+    """A file cannot run as part of the package; the message names the file and the import."""
+
+
+def _optional_imports(tree):
+    """Import nodes inside ``try: ... except ImportError`` (the code works without them)."""
+    optional = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id in ('ImportError', 'ModuleNotFoundError')
+                for h in node.handlers):
+            for stmt in node.body:
+                optional.update(id(n) for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return optional
+
+
+def requested(script_source):
+    """The module_utils names a script imports from the package: ``from inferops import a, b``."""
+    names = []
+    for node in ast.walk(ast.parse(script_source)):
+        if isinstance(node, ast.ImportFrom) and node.module == PACKAGE and not node.level:
+            names.extend(alias.name for alias in node.names if alias.name not in names)
+    return names
+
+
+def closure(names, module_utils_dir):
+    """``names`` and every sibling they import (relative imports), sorted: the files the package needs.
+
+    Raises BootPackageError for a missing file or an import a host without Ansible cannot satisfy
+    (neither the standard library, nor a sibling, nor inside ``try/except ImportError``)."""
+    wanted, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in wanted:
+            continue
+        path = os.path.join(module_utils_dir, name + '.py')
+        try:
+            with open(path) as handle:
+                tree = ast.parse(handle.read(), path)
+        except (IOError, OSError) as exc:
+            raise BootPackageError('%s.py: not in %s (%s)' % (name, module_utils_dir, exc))
+        wanted.add(name)
+        optional = _optional_imports(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                todo.extend([node.module] if node.module else [alias.name for alias in node.names])
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in optional:
+                modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module]
+                for module in modules:
+                    if module.split('.')[0] not in sys.stdlib_module_names and module != '__future__':
+                        raise BootPackageError(
+                            '%s.py imports %s, which a host without Ansible lacks: a boot script may only '
+                            'use the standard library and sibling module_utils files' % (name, module))
+    return sorted(wanted)
+
+
+def _entry(name, data):
+    info = zipfile.ZipInfo(name, date_time=EPOCH)
+    info.compress_type = zipfile.ZIP_STORED
+    info.create_system = 3  # Unix, so that the mode below is read as one
+    info.external_attr = 0o100644 << 16
+    return info, data
+
+
+def build(script_path, module_utils_dir):
+    """(zip bytes, module_utils names in it) of the script at ``script_path``."""
+    with open(script_path, 'rb') as handle:
+        script = handle.read()
+    names = closure(requested(script.decode('utf-8')), module_utils_dir)
+    entries = [_entry('__main__.py', script), _entry(PACKAGE + '/__init__.py', b'')]
+    for name in names:
+        with open(os.path.join(module_utils_dir, name + '.py'), 'rb') as handle:
+            entries.append(_entry('%s/%s.py' % (PACKAGE, name), handle.read()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, 'w') as archive:
+        archive.comment = COMMENT
+        for info, data in entries:
+            archive.writestr(info, data)
+    return buffer.getvalue(), names

@@ -1,0 +1,89 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r'''
+module: boot_package
+short_description: Install a boot-time script and the module code it runs as one Python zip application
+version_added: 0.2.0
+description:
+  - Builds, on the controller, one zip application of a role's boot-time script (for example the irq_affinity
+    role's C(inferops_irq_pin.py)) and the collection's C(plugins/module_utils) files it imports, and installs
+    it with M(ansible.builtin.copy). The host runs it with C(python3 -ES <dest>), without Ansible.
+  - The script becomes the zip's C(__main__.py); the files it names in C(from inferops import ...), and every
+    sibling they import, become the package C(inferops) inside the zip.
+  - The zip is the same byte for byte on every controller (sorted entries, stored uncompressed, fixed times and
+    modes), so a second run reports no change. One file is copied per run and replaced atomically.
+  - Fails before copying anything when an imported file needs more than the standard library and its siblings
+    (an import inside C(try/except ImportError) is optional), naming the file and the import.
+options:
+  script:
+    description:
+      - The boot-time script, looked up like M(ansible.builtin.copy)'s O(ansible.builtin.copy#module:src) (a role's
+        C(files/) first).
+    type: str
+    required: true
+  dest:
+    description:
+      - Where the zip application is installed on the managed node.
+    type: str
+    required: true
+  mode:
+    description:
+      - The file's mode, as for M(ansible.builtin.copy).
+    type: raw
+    default: '0644'
+  owner:
+    description:
+      - The file's owner, as for M(ansible.builtin.copy).
+    type: str
+  group:
+    description:
+      - The file's group, as for M(ansible.builtin.copy).
+    type: str
+attributes:
+  check_mode:
+    description: As M(ansible.builtin.copy) - reports whether the file would change and changes nothing.
+    support: full
+  diff_mode:
+    description: The file is binary; M(ansible.builtin.copy) reports that it skips the diff.
+    support: none
+  platform:
+    description: Any POSIX managed node with Python 3.
+    support: full
+    platforms: posix
+  action:
+    description: Builds the zip on the controller, then runs M(ansible.builtin.copy).
+    support: full
+seealso:
+  - module: ansible.builtin.copy
+author:
+  - inferops.node maintainers (@inferops)
+'''
+
+EXAMPLES = r'''
+- name: Install the IRQ pin script with the irq_pin module's code
+  inferops.node.boot_package:
+    script: inferops_irq_pin.py
+    dest: /usr/local/lib/inferops-irq-pin.pyz
+    owner: root
+    group: root
+    mode: "0644"
+'''
+
+RETURN = r'''
+modules:
+  description: The module_utils files in the package, without C(.py), sorted.
+  returned: always
+  type: list
+  elements: str
+  sample: [cpulist, irq, irq_devices, sysfs]
+dest:
+  description: The installed file (the other keys are M(ansible.builtin.copy)'s).
+  returned: success
+  type: str
+  sample: /usr/local/lib/inferops-irq-pin.pyz
+'''

@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""module_utils/boot_package.py: what each role's boot script ships, the zip's bytes, the refusal."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from ansible_collections.inferops.node.plugins.module_utils import boot_package
+from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, write_package
+
+# Each role's boot script and the module_utils files its zip application carries.
+SHIPPED = [
+    ('irq_affinity', 'inferops_irq_pin.py',
+     ['blockdev', 'cpulist', 'irq', 'irq_devices', 'mount_options', 'nvme_common', 'nvme_devices', 'nvme_fabrics',
+      'pci', 'sysfs']),
+    ('nic_queues', 'inferops_nic_queues.py',
+     ['blockdev', 'cpulist', 'irq', 'irq_devices', 'mount_options', 'nic_queues', 'nvme_common', 'nvme_devices',
+      'nvme_fabrics', 'pci', 'sysfs']),
+    ('nvmeof_initiator', 'inferops_nvmf_connect.py',
+     ['command', 'mount_options', 'nvme_common', 'nvme_fabrics', 'sysfs']),
+    ('nvmeof_target', 'inferops_nvmet_restore.py', ['command', 'nvme_common', 'nvmet', 'sysfs']),
+]
+
+
+def script_path(role, script):
+    return os.path.join(COLLECTION, 'roles', role, 'files', script)
+
+
+@pytest.mark.parametrize('role, script, modules', SHIPPED)
+def test_each_role_ships_what_its_script_imports_and_their_siblings(role, script, modules):
+    data, names = boot_package.build(script_path(role, script), MODULE_UTILS)
+    assert names == modules
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        infos = archive.infolist()
+        assert [i.filename for i in infos] == ['__main__.py', 'inferops/__init__.py'] + [
+            'inferops/%s.py' % name for name in modules]
+        with open(script_path(role, script), 'rb') as handle:
+            assert archive.read('__main__.py') == handle.read()
+        with open(os.path.join(MODULE_UTILS, 'sysfs.py'), 'rb') as handle:
+            assert archive.read('inferops/sysfs.py') == handle.read()
+        assert set((i.date_time, i.compress_type, i.external_attr >> 16) for i in infos) == set(
+            [((1980, 1, 1, 0, 0, 0), zipfile.ZIP_STORED, 0o100644)])
+
+
+def test_same_bytes_from_another_checkout_at_another_time(tmp_path):
+    """Idempotent by checksum on any controller: file times and the clock are not in the zip."""
+    first, dummy = boot_package.build(script_path('nvmeof_target', 'inferops_nvmet_restore.py'), MODULE_UTILS)
+    utils = tmp_path / 'module_utils'
+    utils.mkdir()
+    for name in ('command', 'nvme_common', 'nvmet', 'sysfs'):
+        (utils / (name + '.py')).write_bytes(open(os.path.join(MODULE_UTILS, name + '.py'), 'rb').read())
+        os.utime(str(utils / (name + '.py')), (1e9, 1e9))
+    again, dummy = boot_package.build(script_path('nvmeof_target', 'inferops_nvmet_restore.py'), str(utils))
+    assert again == first
+
+
+@pytest.mark.parametrize('role, script, modules', SHIPPED)
+def test_each_package_imports_without_ansible(tmp_path, role, script, modules):
+    """python3 -ES (no site packages, so no Ansible) imports every file of the package from the zip."""
+    package = str(write_package(role, script, tmp_path))
+    code = 'import sys; sys.path.insert(0, sys.argv[1]); import %s' % ', '.join('inferops.' + m for m in modules)
+    proc = subprocess.run([sys.executable, '-ES', '-c', code, package], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, check=False, env={'LC_ALL': 'C'})
+    assert (proc.returncode, proc.stderr) == (0, '')
+
+
+def test_optional_import_and_standard_library_pass(tmp_path):
+    (tmp_path / 'main.py').write_text('from inferops import a\n')
+    (tmp_path / 'a.py').write_text('import json\nfrom . import b\ntry:\n    import netaddr\nexcept ImportError:\n'
+                                   '    netaddr = None\n')
+    (tmp_path / 'b.py').write_text('from .c import X\n')
+    (tmp_path / 'c.py').write_text('X = 1\n')
+    dummy, names = boot_package.build(str(tmp_path / 'main.py'), str(tmp_path))
+    assert names == ['a', 'b', 'c']
+
+
+@pytest.mark.parametrize('files, message', [
+    ({'a.py': 'from ansible.module_utils.basic import AnsibleModule\n'},
+     'a.py imports ansible.module_utils.basic, which a host without Ansible lacks'),
+    ({'a.py': 'from . import b\n', 'b.py': 'import yaml\n'}, 'b.py imports yaml, which a host without Ansible lacks'),
+    ({'a.py': 'from . import gone\n'}, 'gone.py: not in '),
+])
+def test_an_import_a_host_cannot_satisfy_is_refused(tmp_path, files, message):
+    (tmp_path / 'main.py').write_text('from inferops import a\n')
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(boot_package.BootPackageError) as error:
+        boot_package.build(str(tmp_path / 'main.py'), str(tmp_path))
+    assert str(error.value).startswith(message)
