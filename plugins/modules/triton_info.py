@@ -172,8 +172,10 @@ endpoints:
           type: str
       sample: [{"name": "identity", "version": "", "ready": true, "in_repository": true, "state": "READY",
                 "reason": null}]
-unreachable:
-  description: The endpoints that did not answer HTTP at all.
+not_answering:
+  description:
+    - The endpoints that did not answer HTTP at all.
+    - Not named C(unreachable) - Ansible takes a result with a true C(unreachable) for an unreachable host.
   returned: always
   type: list
   elements: str
@@ -186,7 +188,7 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import Tri
 
 
 def run(params):
-    """Read every endpoint: ``{endpoints, unreachable}``."""
+    """Read every endpoint: ``{endpoints, not_answering}``."""
     endpoints = []
     for url in params['endpoints']:
         client = TritonHTTP(url, timeout=params['request_timeout'])
@@ -194,7 +196,7 @@ def run(params):
             endpoints.append(endpoint_info(client, params['models'], params['model_version']))
         finally:
             client.close()
-    return {'endpoints': endpoints, 'unreachable': [e['url'] for e in endpoints if not e['reachable']]}
+    return {'endpoints': endpoints, 'not_answering': [e['url'] for e in endpoints if not e['reachable']]}
 
 
 def main():
@@ -217,7 +219,7 @@ def main():
     if problems:
         module.fail_json(msg='; '.join(problems))
     result = run(params)
-    if params['fail_on_unreachable'] and result['unreachable']:
+    if params['fail_on_unreachable'] and result['not_answering']:
         module.fail_json(msg='not answering: %s' % '; '.join(
             '%s (%s)' % (e['url'], '; '.join(e['errors'])) for e in result['endpoints'] if not e['reachable']),
             changed=False, **result)

@@ -33,7 +33,7 @@ def test_degraded_server_one_model_failed():
         failed, result = read({'endpoints': [server.url], 'models': ['identity', 'broken', 'missing']})
     finally:
         server.stop()
-    assert not failed and result['changed'] is False and result['unreachable'] == []
+    assert not failed and result['changed'] is False and result['not_answering'] == []
     [endpoint] = result['endpoints']
     assert endpoint['url'] == server.url and endpoint['reachable'] and endpoint['errors'] == []
     # Strict readiness: the server is live but not ready while one model failed to load.
@@ -102,7 +102,9 @@ def test_check_mode_reads_the_same(recorded):
 def test_unreachable_endpoint_is_reported_not_failed(recorded):
     dead = 'http://127.0.0.1:%d' % closed_port()
     failed, result = read({'endpoints': [dead, recorded.url], 'models': ['identity']})
-    assert not failed and result['unreachable'] == [dead]
+    assert not failed and result['not_answering'] == [dead]
+    # A true 'unreachable' in a result makes Ansible report the host unreachable and stop its tasks.
+    assert 'unreachable' not in result
     gone, alive = result['endpoints']
     assert gone['url'] == dead and gone['reachable'] is False and gone['live'] is False and gone['ready'] is False
     assert gone['server'] is None and gone['index'] is None
@@ -115,7 +117,7 @@ def test_unreachable_endpoint_is_reported_not_failed(recorded):
 def test_fail_on_unreachable(recorded):
     dead = 'http://127.0.0.1:%d' % closed_port()
     failed, result = read({'endpoints': [recorded.url, dead], 'fail_on_unreachable': True})
-    assert failed and result['unreachable'] == [dead]
+    assert failed and result['not_answering'] == [dead] and 'unreachable' not in result
     assert result['msg'].startswith('not answering: %s (GET /v2/health/live: ConnectionRefusedError' % dead)
     assert recorded.url not in result['msg'] and len(result['endpoints']) == 2
     failed, result = read({'endpoints': [recorded.url], 'fail_on_unreachable': True})
