@@ -18,7 +18,7 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 from __future__ import annotations
 
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_irq, audit_kernel, audit_nvme
-from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_storage
+from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
 __all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
            'catalogue', 'evaluate_host', 'summary_lines']
@@ -49,14 +49,19 @@ ROLE_VARIABLES = {
     'nvmeof_initiator': {'nvmeof_initiator_connections': 'nvmeof_initiator_connections'},
     'irq_affinity': dict((name, name) for name in (
         'irq_affinity_rules', 'irq_affinity_irqbalance', 'irq_affinity_banned_cpus')),
+    # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
+    'triton_compose': {'triton_compose_params': '__triton_compose_params', 'triton_compose_deploy': 'triton_compose_deploy'},
+    'model_sync': dict((name, name) for name in ('model_sync_models', 'model_sync_destination')),
 }
 
 # The info modules the checks read, as the playbook registers them; irq_pin runs with list_only (it matches the
-# rules and plans the targets, writes nothing): the role's own plan, for irq.pins.
-INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin')
+# rules and plans the targets, writes nothing): the role's own plan, for irq.pins. triton_info reads the
+# triton_compose role's endpoints (its entry point tasks/info.yml), on the hosts of the serving group only.
+INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin',
+                'triton_info')
 
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
-               + audit_irq.CHECKS)
+               + audit_irq.CHECKS + audit_serving.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
 
 

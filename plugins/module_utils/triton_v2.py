@@ -10,7 +10,8 @@ model metadata and varied per request, and percentile / stability helpers.
 Used by the ``triton_info`` module: ``endpoint_info`` reads, once and without waiting,
 liveness, readiness, the server metadata, the repository index and the readiness of
 given models; ``not_serving`` says from its result why endpoints do not serve given models, and
-``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready).
+``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready);
+``index_states`` is the state of every model of a read repository index (the node audit's serving.models).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from urllib.parse import quote, urlsplit
 __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
-    'endpoint_info', 'not_serving', 'url_errors',
+    'endpoint_info', 'index_states', 'not_serving', 'url_errors', 'NEVER_LOADED', 'NOT_IN_INDEX',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -39,6 +40,10 @@ INT_RANGES = {
     'UINT32': (0, 2 ** 32 - 1), 'UINT64': (0, 2 ** 64 - 1),
 }
 FLOAT_TYPES = ('FP16', 'FP32', 'FP64', 'BF16')
+
+# Why a model does not serve, when the repository index says no more than its name, or not even that.
+NEVER_LOADED = 'in the repository, never loaded'
+NOT_IN_INDEX = 'not in the repository index'
 
 
 class TritonError(Exception):
@@ -171,30 +176,59 @@ def _index_entry(entry):
     return dict((key, entry.get(key)) for key in ('name', 'version', 'state', 'reason'))
 
 
+def _served(entries):
+    """The entry of a model's READY version among its index ``entries`` (the default version policy serves
+    the READY one(s)), else the first; None for none."""
+    return next((e for e in entries if e['state'] == 'READY'), entries[0] if entries else None)
+
+
 def _model_info(client, index, model, version):
     """``index`` is None when it could not be read."""
     ok, answer = client.is_ok(client.model_path(model, version) + '/ready')
     named = [e for e in index or [] if e['name'] == model]
     listed = [e for e in named if not version or e['version'] == str(version)]
-    # The default version policy serves the READY one(s); an asked version has one entry at most.
-    entry = next((e for e in listed if e['state'] == 'READY'), listed[0] if listed else None)
+    # An asked version has one entry at most.
+    entry = _served(listed)
     # Triton answers "Model version not ready" for a failed, an unloaded and an unknown model
     # alike: the index tells them apart, and its reason is the load error.
     if ok:
         reason = None
     elif index is not None and not named:
-        reason = 'not in the repository index'
+        reason = NOT_IN_INDEX
     elif index is not None and not listed:
         reason = 'version %s not in the repository index' % version
     elif entry and entry['reason']:
         reason = entry['reason']
     elif entry and entry['state'] is None:
-        reason = 'in the repository, never loaded'
+        reason = NEVER_LOADED
     else:
         reason = answer
     return {'name': model, 'version': version, 'ready': ok,
             'in_repository': bool(named) if index is not None else None,
             'state': entry['state'] if entry else None, 'reason': reason}
+
+
+def index_states(index, models=()):
+    """``[{name, version, state, reason}]`` of every model of a repository ``index`` (as ``endpoint_info``
+    reads it), then of each of ``models`` it does not list: the READY version's if one is; ``reason`` is None
+    for a READY one, else the index's reason (the load error's first line), ``NEVER_LOADED``, the state
+    (LOADING, UNLOADING) or ``NOT_IN_INDEX``."""
+    names = []
+    for name in [e['name'] for e in index] + list(models):
+        if name not in names:
+            names.append(name)
+    out = []
+    for name in names:
+        entry = _served([e for e in index if e['name'] == name])
+        if entry is None:
+            reason = NOT_IN_INDEX
+        elif entry['state'] == 'READY':
+            reason = None
+        else:
+            reason = _first_line(entry['reason']) or (NEVER_LOADED if entry['state'] is None else entry['state'])
+        out.append({'name': name, 'version': entry['version'] if entry else None,
+                    'state': entry['state'] if entry else None, 'reason': reason})
+    return out
 
 
 def endpoint_info(client, models=(), version=''):

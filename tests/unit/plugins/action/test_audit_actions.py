@@ -13,11 +13,13 @@ from unittest.mock import MagicMock
 
 import jsonschema
 import pytest
+import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.task import Task
 from ansible.template import trust_as_template
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
+from ansible_collections.inferops.node.plugins.module_utils import triton_compose
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
@@ -54,6 +56,21 @@ def test_expected_is_what_the_roles_use(recorded):
     # The role default of the profile depends on the host's groups.
     other = plugin.expected(dict(inventory_hostname='x', group_names=['serving']))
     assert [layer['name'] for layer in other['kernel_tuning_layers']][0] == 'kernel_tuning_profile=none'
+
+
+def test_expected_serving_is_the_triton_compose_plan_input():
+    """serving.* compare with the endpoints triton_compose's own plan gives for the host (role defaults, the
+    inventory, the role's vars): the seed site's two instances."""
+    with open(os.path.join(os.path.dirname(audit_host.__file__), '..', '..', 'inventories', 'hk_local_raid0', 'group_vars',
+                           'serving.yml')) as handle:
+        site = yaml.safe_load(handle)
+    plugin = action(audit_host, 'audit_host', {'reads': {}})
+    expected = plugin.expected(dict(site, inventory_hostname='hk-inf-01', group_names=['local_nvme', 'serving']))
+    plan = triton_compose.plan(expected['triton_compose_params'])
+    assert plan['errors'] == [] and plan['endpoints'] == ['http://127.0.0.1:8000', 'http://127.0.0.1:8100']
+    assert expected['triton_compose_params']['triton_compose_model_repository'] == '/data/models'
+    assert expected['triton_compose_deploy'] == 'always'
+    assert expected['model_sync_models'] == [] and expected['model_sync_destination'] == '/data/models'
 
 
 def test_audit_host_on_recorded_reads(recorded):

@@ -1,0 +1,175 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The audit's serving checks (serving.ready, serving.models) on what ``triton_info`` returns from the answers of
+a real tritonserver 2.51 (fixtures/triton, served over HTTP on 127.0.0.1): ``serving`` - identity alone, default
+model control, as triton_compose runs it; ``degraded`` - identity READY, broken failed to load, the server not
+ready; ``ready`` - explicit model control, broken never loaded. The expected endpoints are the triton_compose
+role's plan over its defaults with the instances pointed at the recorded server."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import yaml
+
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
+from ansible_collections.inferops.node.plugins.modules import triton_info
+from ansible_collections.inferops.node.tests.unit.module_harness import run_module
+from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedTriton, closed_port
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..')
+DEFAULTS = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'triton_compose', 'defaults', 'main.yml')))
+# The keys of the role's __triton_compose_params (roles/triton_compose/vars/main.yml).
+PARAM_NAMES = list(yaml.safe_load(open(os.path.join(ROOT, 'roles', 'triton_compose', 'vars', 'main.yml')))[
+    '__triton_compose_params'])
+LOAD_ERROR = 'Internal: RuntimeError: weights.bin: no such file (recorded failure)'
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start(state):
+        started.append(RecordedTriton(state))
+        return started[-1].url
+
+    yield start
+    for server in started:
+        server.stop()
+        assert server.unrecorded == []
+
+
+def port(url):
+    return int(url.rsplit(':', 1)[1])
+
+
+def expected(*ports, **more):
+    """The role's variables (its defaults) with one instance per port, as the action resolves them."""
+    params = dict((name, DEFAULTS[name]) for name in PARAM_NAMES)
+    params['triton_compose_instances'] = [
+        {'name': 'triton-%d' % index, 'http_port': http, 'grpc_port': 40000 + index, 'metrics_port': 41000 + index}
+        for index, http in enumerate(ports)]
+    out = {'triton_compose_params': params, 'triton_compose_deploy': 'always', 'model_sync_models': [],
+           'model_sync_destination': '/data/models'}
+    out.update(more)
+    return out
+
+
+def audit(wanted, urls=None):
+    """triton_info on ``urls`` (the plan's endpoints by default), then the serving results by id."""
+    if urls is None:
+        urls = ['http://127.0.0.1:%d' % i['http_port'] for i in wanted['triton_compose_params']['triton_compose_instances']]
+    failed, result = run_module(triton_info.main, {'endpoints': urls})
+    assert not failed
+    return evaluate({'triton_info': result}, wanted)
+
+
+def evaluate(reads, wanted):
+    out = {}
+    for r in audit_catalogue.evaluate_host(reads, wanted):
+        if r['id'].startswith('serving.'):
+            out.setdefault(r['id'], []).append(r)
+    return out
+
+
+def test_all_ready_passes(servers):
+    url = servers('serving')
+    found = audit(expected(port(url)))
+    [ready] = found['serving.ready']
+    assert ready['status'] == 'PASS' and ready['subject'] == url and ready['reason'] is None
+    assert ready['observed'] == {'reachable': True, 'live': True, 'ready': True, 'version': '2.51.0'}
+    assert ready['evidence'] == 'GET %s/v2/health/live, %s/v2/health/ready' % (url, url)
+    assert ready['fix'].startswith('role triton_compose (tag triton_compose)')
+    [model] = found['serving.models']
+    assert model['status'] == 'PASS' and model['subject'] == url + '/v2/models/identity'
+    assert model['expected'] == 'READY' and model['observed'] == {'state': 'READY', 'version': '1'}
+    assert model['evidence'] == 'POST %s/v2/repository/index' % url
+
+
+def test_model_failed_to_load_fails_naming_it(servers):
+    url = servers('degraded')
+    found = audit(expected(port(url)))
+    [ready] = found['serving.ready']
+    # Strict readiness: live, not ready, and the reason names the model that failed.
+    assert ready['status'] == 'FAIL' and ready['reason'] == '%s not ready (broken UNAVAILABLE)' % url
+    assert ready['observed'] == {'reachable': True, 'live': True, 'ready': False, 'version': '2.51.0'}
+    models = dict((r['subject'].rsplit('/', 1)[1], r) for r in found['serving.models'])
+    assert models['identity']['status'] == 'PASS'
+    assert models['broken']['status'] == 'FAIL' and models['broken']['reason'] == '%s: model broken %s' % (url, LOAD_ERROR)
+    assert models['broken']['observed'] == {'state': 'UNAVAILABLE', 'version': '1'}
+
+
+def test_model_of_model_sync_missing_fails_naming_it(servers):
+    url = servers('serving')
+    found = audit(expected(port(url), model_sync_models=[{'name': 'identity', 'version': '1'},
+                                                         {'name': 'resnet50', 'version': '3'},
+                                                         {'name': 'old', 'version': '1', 'state': 'absent'}]))
+    assert [r['status'] for r in found['serving.ready']] == ['PASS']
+    models = dict((r['subject'].rsplit('/', 1)[1], r) for r in found['serving.models'])
+    assert sorted(models) == ['identity', 'resnet50']
+    assert models['resnet50']['status'] == 'FAIL'
+    assert models['resnet50']['reason'] == '%s: model resnet50 not in the repository index' % url
+    # model_sync filling another directory says nothing about this repository.
+    found = audit(expected(port(url), model_sync_models=[{'name': 'resnet50', 'version': '3'}],
+                           model_sync_destination='/srv/other'))
+    assert [r['subject'] for r in found['serving.models']] == [url + '/v2/models/identity']
+
+
+def test_model_never_loaded_warns_unless_model_sync_holds_it(servers):
+    url = servers('ready')
+    found = audit(expected(port(url)))
+    assert [r['status'] for r in found['serving.ready']] == ['PASS']
+    models = dict((r['subject'].rsplit('/', 1)[1], r) for r in found['serving.models'])
+    assert models['identity']['status'] == 'PASS'
+    assert models['broken']['status'] == 'WARN'
+    assert models['broken']['reason'] == '%s: model broken in the repository, never loaded (added after the server started?)' % url
+    found = audit(expected(port(url), model_sync_models=[{'name': 'broken', 'version': '1'}]))
+    broken = [r for r in found['serving.models'] if r['subject'].endswith('/broken')]
+    assert [r['status'] for r in broken] == ['FAIL']
+
+
+def test_unreachable_instance_fails_with_its_url(servers):
+    url = servers('serving')
+    down = closed_port()
+    found = audit(expected(port(url), down))
+    ready = dict((r['subject'], r) for r in found['serving.ready'])
+    down_url = 'http://127.0.0.1:%d' % down
+    assert ready[url]['status'] == 'PASS'
+    assert ready[down_url]['status'] == 'FAIL' and ready[down_url]['reason'].startswith(
+        '%s not answering (GET /v2/health/live: ConnectionRefusedError' % down_url)
+    assert ready[down_url]['observed'] == {'reachable': False, 'live': False, 'ready': False, 'version': None}
+    assert ready[down_url]['evidence'] == 'GET %s/v2/health/live, %s/v2/health/ready' % (down_url, down_url)
+    # Its models cannot be read: SKIP, serving.ready says why.
+    models = dict((r['subject'], r) for r in found['serving.models'])
+    assert models[down_url]['status'] == 'SKIP' and models[down_url]['reason'] == '%s does not answer (serving.ready)' % down_url
+    assert models[url + '/v2/models/identity']['status'] == 'PASS'
+
+
+def test_endpoint_not_read_is_skip(servers):
+    url = servers('serving')
+    found = audit(expected(port(url), 8100), urls=[url])
+    ready = dict((r['subject'], r) for r in found['serving.ready'])
+    assert ready['http://127.0.0.1:8100']['status'] == 'SKIP'
+    assert ready['http://127.0.0.1:8100']['reason'] == 'triton_info did not read http://127.0.0.1:8100'
+
+
+@pytest.mark.parametrize('reads, wanted, reason', [
+    # A host outside the serving group: the playbook passes its reason.
+    ({'triton_info': {'skipped': True, 'msg': 'not in the serving group'}}, expected(8000),
+     'triton_info was not run on this host: not in the serving group'),
+    ({}, expected(8000), 'triton_info was not run on this host'),
+    ({'triton_info': {'failed': True, 'msg': 'endpoints must not be empty'}}, expected(8000),
+     'triton_info failed: endpoints must not be empty'),
+    ({}, expected(8000, triton_compose_deploy='never'),
+     'triton_compose_deploy is never: the role renders the compose project, starts no server'),
+    ({}, dict(expected(8000), triton_compose_params=None), 'the triton_compose variables are unknown'),
+    ({}, expected(8000, 8000), 'the triton_compose variables are invalid (the role refuses them): '
+     'triton_compose_instances: port conflict: port 8000 is both triton-0.http_port and triton-1.http_port'),
+])
+def test_skip_with_reason(reads, wanted, reason):
+    found = evaluate(reads, wanted)
+    for check_id in ('serving.ready', 'serving.models'):
+        [result] = found[check_id]
+        assert result['status'] == 'SKIP' and result['reason'] == reason
