@@ -9,14 +9,18 @@ role's plan over its defaults with the instances pointed at the recorded server.
 
 from __future__ import annotations
 
+import json
 import os
+import xml.etree.ElementTree as ET
 
+import jsonschema
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_outputs
 from ansible_collections.inferops.node.plugins.modules import triton_info
 from ansible_collections.inferops.node.tests.unit.module_harness import run_module
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_outputs import promtool
 from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedTriton, closed_port
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..')
@@ -57,13 +61,18 @@ def expected(*ports, **more):
     return out
 
 
-def audit(wanted, urls=None):
-    """triton_info on ``urls`` (the plan's endpoints by default), then the serving results by id."""
+def read(wanted, urls=None):
+    """triton_info on ``urls`` (the plan's endpoints by default), as the audit's reads."""
     if urls is None:
         urls = ['http://127.0.0.1:%d' % i['http_port'] for i in wanted['triton_compose_params']['triton_compose_instances']]
     failed, result = run_module(triton_info.main, {'endpoints': urls})
     assert not failed
-    return evaluate({'triton_info': result}, wanted)
+    return {'triton_info': result}
+
+
+def audit(wanted, urls=None):
+    """The serving results by id."""
+    return evaluate(read(wanted, urls), wanted)
 
 
 def evaluate(reads, wanted):
@@ -173,3 +182,19 @@ def test_skip_with_reason(reads, wanted, reason):
     for check_id in ('serving.ready', 'serving.models'):
         [result] = found[check_id]
         assert result['status'] == 'SKIP' and result['reason'] == reason
+
+
+def test_report_outputs_with_serving_results(servers):
+    """URL subjects in the report (schema), the node_exporter textfile (promtool) and JUnit XML."""
+    url = servers('degraded')
+    down = 'http://127.0.0.1:%d' % closed_port()
+    wanted = expected(port(url), port(down))
+    results = audit_catalogue.evaluate_host(read(wanted), wanted)
+    report = audit_catalogue.build_report({'hk-inf-01': {'results': results, 'groups': ['serving']}}, {'serving': ['hk-inf-01']})
+    with open(os.path.join(ROOT, 'schemas', 'audit_report.schema.json')) as handle:
+        jsonschema.validate(json.loads(json.dumps(report)), json.load(handle))
+    text = audit_outputs.textfile(report['hosts'][0], '2026-12-02T16:00:00Z')
+    assert promtool(text) == (0, '')
+    assert 'inferops_audit_check{check="serving.models",severity="critical",status="FAIL",subject="%s/v2/models/broken"} 1' % url in text
+    cases = dict(((c.get('classname'), c.get('name')), c) for c in ET.fromstring(audit_outputs.junit_xml(report)).iter('testcase'))
+    assert cases[('hk-inf-01.serving.ready', down)].find('failure').get('message').startswith('%s not answering' % down)
