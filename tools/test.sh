@@ -77,22 +77,20 @@ for file in molecule/*/molecule.yml; do
 done
 
 stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee lab_image)
-# Scenarios of the side lane: those that start no guest (serving, model_sync) and
-# nvmeof_pool, whose two guests then run beside local_nvme's one.
-side_scenarios=(serving model_sync nvmeof_pool)
+# Scenarios of the pool lane, in this order: nvmeof_pool (two guests, the longest
+# scenario, so it starts first), then those that start no guest.
+pool_scenarios=(nvmeof_pool serving model_sync)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
-# Each stage's time limit in seconds (about 1.5x its slowest run beside the other lane;
-# nvmeof_pool reached 2700 s in verify with a fourth guest running beside CI at load 6):
+# Each stage's time limit in seconds (about 1.5x its slowest run in a clean-clone CI run):
 # a hung connection or a guest that never comes back costs minutes, not the
 # whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles them all on a slow host.
-# A clean-clone run on 2026-12-02 (no other load) cut units at 600 s (module tests alone took 317 s beside
-# two guests), kernel_tuning at 1800 s (idempotence still copying nic_queues' boot package, 15 files) and
-# nvmeof_pool at 3300 s (in the rerun after the double reboot; check 866 s, converge 824 s: a guest task took 16-22 s).
+# Stop 19's CI run (2026-12-02, two lanes) took 757 s for units beside two guests and
+# 2397 s for kernel_tuning (a reboot timed out); a guest task took 16-40 s at load 5-10.
 declare -A limit=(
-  [molecule:kernel_tuning]=2700 [molecule:local_nvme]=4000
-  [molecule:nvmeof_pool]=4200 [molecule:serving]=900 [units]=1500
+  [molecule:kernel_tuning]=3300 [molecule:local_nvme]=4000
+  [molecule:nvmeof_pool]=4200 [molecule:serving]=900 [units]=2400
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
@@ -154,23 +152,29 @@ run_lane() { local stage; for stage in "$@"; do run_stage "$stage"; done; }
 if (($#)); then
   run_lane "${stages[@]}"
 else
-  # Two lanes, because a TCG guest leaves a core mostly idle while Ansible
-  # waits on it (see docs/development.md, "CI time"). The lab image comes
-  # first: both lanes boot guests from it.
+  # Three lanes, the longest chain first (see docs/development.md, "CI time"):
+  # the pool lane (nvmeof_pool's two guests, then the scenarios without a
+  # guest), the guest lane (the other scenarios, one guest each) and the static
+  # lane (lint, sanity, units, build). The lab image comes first: the guests
+  # boot from it.
   run_stage lab_image
-  guest_lane=() side_lane=()
+  pool_lane=() guest_lane=() static_lane=()
+  for scenario in "${pool_scenarios[@]}"; do
+    [[ " ${stages[*]} " == *" molecule:$scenario "* ]] && pool_lane+=("molecule:$scenario")
+  done
   for stage in "${stages[@]}"; do
     case $stage in
       lab_image) ;;
-      molecule:*) [[ " ${side_scenarios[*]} " == *" ${stage#molecule:} "* ]] \
-        && side_lane+=("$stage") || guest_lane+=("$stage") ;;
-      *) side_lane+=("$stage") ;;
+      molecule:*) [[ " ${pool_lane[*]} " == *" $stage "* ]] || guest_lane+=("$stage") ;;
+      *) static_lane+=("$stage") ;;
     esac
   done
-  run_lane "${side_lane[@]}" &
-  side_pid=$!
+  run_lane "${pool_lane[@]}" &
+  pool_pid=$!
+  run_lane "${static_lane[@]}" &
+  static_pid=$!
   run_lane "${guest_lane[@]}"
-  wait "$side_pid"
+  wait "$pool_pid" "$static_pid"
 fi
 
 passed=$(grep -c '^PASS ' "$results")
