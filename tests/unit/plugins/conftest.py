@@ -14,6 +14,9 @@ files a test) go to /dev/shm when it is a writable tmpfs - a memory filesystem l
 imitate. On the lab host's ext4 /tmp a file took about 1 ms of kernel time to create (0.05 ms in
 /var/tmp, 0.02 ms on tmpfs): rebuilding the snapshots was most of the units stage's CPU time.
 ``PYTEST_DEBUG_TEMPROOT`` or ``--basetemp`` set by the caller win. ``evictable_dir`` then finds /var/tmp.
+
+``pytest_runtest_protocol``: before ansible-test forks the worker for a test, the values the test's
+fixtures share through tests/unit/before_fork.py are made in the worker, once (see that module).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import tempfile
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc
+from ansible_collections.inferops.node.tests.unit import before_fork
 
 PROBE_SIZE = 1024 * 1024
 ENV = 'INFEROPS_EVICTABLE_TMP'
@@ -91,3 +95,10 @@ def evictable_dir(tmp_path):
         tried.append('%s (pages stay cached: tmpfs?)' % base)
     pytest.fail('no directory where files can be evicted from the page cache, tried: %s; set %s to a '
                 'directory on a disk filesystem (ext4, xfs)' % (', '.join(tried), ENV))
+
+
+# A wrapper runs before every plain hook implementation, so before ansible_forked's fork.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):  # pylint: disable=unused-argument
+    before_fork.make_for(item.fixturenames)
+    yield
