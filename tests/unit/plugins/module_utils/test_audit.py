@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pathlib
+import tempfile
 
 import jsonschema
 import pytest
@@ -23,6 +25,7 @@ import yaml
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, irq
 from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, nvme_health_info, nvme_info, platform_info
 from ansible_collections.inferops.node.plugins.modules import sysctl_info
+from ansible_collections.inferops.node.tests.unit import before_fork
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
 from ansible_collections.inferops.node.tests.unit.plugins.modules import test_irq_info, test_md_info, test_nvme_health_info
 from ansible_collections.inferops.node.tests.unit.plugins.modules import test_nvme_info, test_platform_info, test_sysctl_info
@@ -51,10 +54,10 @@ LAB_EXPECTED = {
 
 
 class Recorded(object):
-    """Runs an info module on one recorded guest, in its own directory."""
+    """Runs an info module on one recorded guest, in its own directory below ``base``."""
 
-    def __init__(self, tmp_path_factory):
-        self.factory = tmp_path_factory
+    def __init__(self, base):
+        self.base = base
 
     def run(self, guest_class, state, main, args=None, setup=None, **kwargs):
         return self.run_all(guest_class, state, [(main, args)], setup, **kwargs)[0]
@@ -63,7 +66,7 @@ class Recorded(object):
         """Several modules ``[(main, args)]`` on one guest (a guest's tree takes a while to lay out)."""
         out = []
         with pytest.MonkeyPatch.context() as mp:
-            guest = guest_class(self.factory.mktemp('guest'), mp, state, **kwargs)
+            guest = guest_class(pathlib.Path(tempfile.mkdtemp(prefix='guest', dir=self.base)), mp, state, **kwargs)
             if setup:
                 setup(guest)
             for main, args in calls:
@@ -73,20 +76,12 @@ class Recorded(object):
         return out
 
 
-# The reads, once per test process: the modules that import the fixture below share them (each guest's tree
-# takes a second or more to lay out). Tests copy before they change a read.
-_RECORDED = {}
-
-
-@pytest.fixture(scope='module')
-def recorded(tmp_path_factory):
-    if not _RECORDED:
-        _RECORDED.update(record(tmp_path_factory))
-    return _RECORDED
-
-
-def record(tmp_path_factory):
-    rec = Recorded(tmp_path_factory)
+# The reads, once per pytest process, before ansible-test forks it for a test (tests/unit/before_fork.py):
+# the modules that import the fixture below share them (each guest's tree takes a second or more to lay
+# out). Tests copy before they change a read.
+@before_fork.shared('recorded')
+def record():
+    rec = Recorded(before_fork.scratch('recorded'))
     md_args = {'arrays': test_md_info.REQUEST, 'units': test_md_info.UNITS}
     arrays = ('md126', 'md127')
     # irq_info and irq_pin (list_only, the lab inventory's rules as the role's filter irq_rules_normalize gives them) on irqrec
@@ -116,6 +111,11 @@ def record(tmp_path_factory):
         'triton_info': None,
         'rec': rec,
     }
+
+
+@pytest.fixture
+def recorded():
+    return before_fork.value('recorded')
 
 
 def reads(recorded, **replace):

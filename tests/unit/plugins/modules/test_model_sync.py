@@ -19,17 +19,24 @@ from s3_lab import CountingProxy, MotoServer, make_manifest, upload_model  # noq
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
 from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
+from ansible_collections.inferops.node.tests.unit import before_fork  # noqa: E402
 
 MIB = 1024 * 1024
 
 
+# One moto server per pytest process, started before ansible-test forks it for a test
+# (tests/unit/before_fork.py); stopped when that process exits. Each test has its own bucket.
+@before_fork.shared('store')
+def moto_server():
+    return MotoServer()
+
+
 @pytest.fixture(scope='module')
 def store():
-    server = MotoServer()
+    server = before_fork.value('store')
     proxy = CountingProxy(server.port)
     yield server, proxy
     proxy.stop()
-    server.stop()
 
 
 @pytest.fixture
