@@ -203,9 +203,9 @@ def parser():
     source = up.add_mutually_exclusive_group(required=True)
     source.add_argument("--spec", help="YAML spec file (see tools/lab/presets)")
     source.add_argument("--spec-json", help="spec as JSON/YAML text (molecule platforms)")
-    # Three TCG guests booting on two busy cores took more than 300 s (systemd-networkd alone 75 s):
-    # the bound catches a guest that never boots, not a slow one.
-    up.add_argument("--timeout", type=int, default=int(os.environ.get("INFEROPS_LAB_BOOT_TIMEOUT", "600")))
+    # Three TCG guests booting at once on two busy cores (CI's three lanes) took 385-407 s; systemd-networkd
+    # alone ran for minutes. The bound catches a guest that never boots, not a slow one.
+    up.add_argument("--timeout", type=int, default=int(os.environ.get("INFEROPS_LAB_BOOT_TIMEOUT", "900")))
     up.add_argument("--instance-config", help="also write molecule's instance config file here")
     up.add_argument("--keep-on-failure", action="store_true", help="leave failed guests running for inspection")
     up.set_defaults(func=cmd_up)
