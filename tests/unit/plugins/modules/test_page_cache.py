@@ -207,12 +207,16 @@ def test_resident_reads_everything_into_the_page_cache(model_dir):
     assert total['percent_before'] == 0.0
     assert total['resident_after'] == total['bytes']
     assert total['percent_after'] == 100.0
-    assert total['bytes_read'] == total['bytes'] == total['bytes_to_read']
+    assert total['bytes'] == total['bytes_to_read']
+    # Each byte is read once - unless the kernel reclaimed a chunk before the end (a CI host under load
+    # did, 2 MiB of 37 MB): the retry pass reads it again and says so in `passes`.
+    assert total['bytes_read'] == total['bytes'] if total['passes'] == 1 else total['bytes_read'] > total['bytes']
     assert total['gbps'] > 0 and total['seconds'] > 0
     assert oracle_percent(paths) == 100.0
     by_path = {f['path']: f for f in result['files']}
     big = by_path[os.path.join(root, 'model-00001-of-00002.safetensors')]
-    assert big['action'] == 'read' and big['percent_after'] == 100.0 and big['bytes_read'] == big['size']
+    assert big['action'] == 'read' and big['percent_after'] == 100.0
+    assert big['bytes_read'] == big['size'] if big['passes'] == 1 else big['bytes_read'] > big['size']
     assert by_path[os.path.join(root, 'empty.txt')]['action'] == 'skip'
     assert result['workers'] == 3 and result['workers_rule'] == 'set by the workers option'
     assert result['chunk_size'] == MIB
