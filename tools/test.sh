@@ -77,9 +77,10 @@ for file in molecule/*/molecule.yml; do
 done
 
 stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee lab_image)
-# Scenarios of the pool lane, in this order: nvmeof_pool (two guests, the longest
-# scenario, so it starts first), then those that start no guest.
-pool_scenarios=(nvmeof_pool serving model_sync)
+# The pool lane: nvmeof_pool (two guests, the longest scenario) alone. The scenarios
+# that start no guest run after the static stages, in the static lane.
+pool_scenarios=(nvmeof_pool)
+static_scenarios=(serving model_sync)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -152,20 +153,24 @@ run_lane() { local stage; for stage in "$@"; do run_stage "$stage"; done; }
 if (($#)); then
   run_lane "${stages[@]}"
 else
-  # Three lanes, the longest chain first (see docs/development.md, "CI time"):
-  # the pool lane (nvmeof_pool's two guests, then the scenarios without a
-  # guest), the guest lane (the other scenarios, one guest each) and the static
-  # lane (lint, sanity, units, build). The lab image comes first: the guests
-  # boot from it.
+  # Three lanes at once, the longest chain alone (see docs/development.md, "CI
+  # time"): the pool lane (nvmeof_pool's two guests), the guest lane (the other
+  # scenarios with a guest, one each) and the static lane (lint, sanity, units,
+  # build, then the scenarios without a guest). The lab image comes first: the
+  # guests boot from it.
   run_stage lab_image
   pool_lane=() guest_lane=() static_lane=()
-  for scenario in "${pool_scenarios[@]}"; do
-    [[ " ${stages[*]} " == *" molecule:$scenario "* ]] && pool_lane+=("molecule:$scenario")
-  done
   for stage in "${stages[@]}"; do
     case $stage in
       lab_image) ;;
-      molecule:*) [[ " ${pool_lane[*]} " == *" $stage "* ]] || guest_lane+=("$stage") ;;
+      molecule:*)
+        if [[ " ${pool_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
+          pool_lane+=("$stage")
+        elif [[ " ${static_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
+          static_lane+=("$stage")
+        else
+          guest_lane+=("$stage")
+        fi ;;
       *) static_lane+=("$stage") ;;
     esac
   done
