@@ -86,12 +86,11 @@ guest_scenarios=(local_nvme)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
-# Each stage's time limit in seconds (about 1.5x its slowest run in a clean-clone CI run):
-# a hung connection or a guest that never comes back costs minutes, not the
-# whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles them all on a slow host.
-# Stop 19's CI run (2026-12-02, two lanes) took 757 s for units beside two guests and
-# 2397 s for kernel_tuning (a reboot timed out); a guest task took 16-40 s at load 5-10.
-# Stop 20's run (three lanes): nvmeof_pool reached side_effect at +2230 s (with its check step),
+# Each stage's time limit in seconds (about 1.5x its slowest run in a clean-clone CI run,
+# at most CI's own 5400 s less the bootstrap): a hung connection or a guest that never
+# comes back costs minutes, not the whole CI budget. INFEROPS_STAGE_LIMIT_SCALE=2 doubles
+# them all on a slow host. Stop 19's CI run (2026-12-02, two lanes) took 757 s for units
+# beside two guests; a guest task took 16-40 s at load 5-10. Stop 20's run (three lanes): nvmeof_pool reached side_effect at +2230 s (with its check step),
 # kernel_tuning took 2387 s, local_nvme 3874 s, serving 403 s; CI's own limit is 5400 s in all.
 declare -A limit=(
   [molecule:kernel_tuning]=3600 [molecule:local_nvme]=5000
