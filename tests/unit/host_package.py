@@ -21,15 +21,20 @@ import zipfile
 
 from ansible_collections.inferops.node.plugins.module_utils import boot_package
 
-__all__ = ['COLLECTION', 'MODULE_UTILS', 'write_package', 'installed_script']
+__all__ = ['MODULE_UTILS', 'role_script', 'write_package', 'installed_script']
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
 
 
+def role_script(role, script):
+    """Path of the boot script ``roles/<role>/files/<script>``."""
+    return os.path.join(COLLECTION, 'roles', role, 'files', script)
+
+
 def write_package(role, script, lib):
     """Path of the zip application of ``roles/<role>/files/<script>``, written under ``lib``."""
-    data, dummy = boot_package.build(os.path.join(COLLECTION, 'roles', role, 'files', script), MODULE_UTILS)
+    data, dummy = boot_package.build(role_script(role, script), MODULE_UTILS)
     lib.mkdir(parents=True, exist_ok=True)
     path = lib / (os.path.splitext(script)[0] + '.pyz')
     path.write_bytes(data)

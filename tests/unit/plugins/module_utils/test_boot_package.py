@@ -14,7 +14,7 @@ import zipfile
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import boot_package
-from ansible_collections.inferops.node.tests.unit.host_package import COLLECTION, MODULE_UTILS, write_package
+from ansible_collections.inferops.node.tests.unit.host_package import MODULE_UTILS, role_script, write_package
 
 # Each role's boot script and the module_utils files its zip application carries.
 SHIPPED = [
@@ -30,19 +30,15 @@ SHIPPED = [
 ]
 
 
-def script_path(role, script):
-    return os.path.join(COLLECTION, 'roles', role, 'files', script)
-
-
 @pytest.mark.parametrize('role, script, modules', SHIPPED)
 def test_each_role_ships_what_its_script_imports_and_their_siblings(role, script, modules):
-    data, names = boot_package.build(script_path(role, script), MODULE_UTILS)
+    data, names = boot_package.build(role_script(role, script), MODULE_UTILS)
     assert names == modules
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = archive.infolist()
         assert [i.filename for i in infos] == ['__main__.py', 'inferops/__init__.py'] + [
             'inferops/%s.py' % name for name in modules]
-        with open(script_path(role, script), 'rb') as handle:
+        with open(role_script(role, script), 'rb') as handle:
             assert archive.read('__main__.py') == handle.read()
         with open(os.path.join(MODULE_UTILS, 'sysfs.py'), 'rb') as handle:
             assert archive.read('inferops/sysfs.py') == handle.read()
@@ -52,13 +48,13 @@ def test_each_role_ships_what_its_script_imports_and_their_siblings(role, script
 
 def test_same_bytes_from_another_checkout_at_another_time(tmp_path):
     """Idempotent by checksum on any controller: file times and the clock are not in the zip."""
-    first, dummy = boot_package.build(script_path('nvmeof_target', 'inferops_nvmet_restore.py'), MODULE_UTILS)
+    first, dummy = boot_package.build(role_script('nvmeof_target', 'inferops_nvmet_restore.py'), MODULE_UTILS)
     utils = tmp_path / 'module_utils'
     utils.mkdir()
     for name in ('command', 'nvme_common', 'nvmet', 'sysfs'):
         (utils / (name + '.py')).write_bytes(open(os.path.join(MODULE_UTILS, name + '.py'), 'rb').read())
         os.utime(str(utils / (name + '.py')), (1e9, 1e9))
-    again, dummy = boot_package.build(script_path('nvmeof_target', 'inferops_nvmet_restore.py'), str(utils))
+    again, dummy = boot_package.build(role_script('nvmeof_target', 'inferops_nvmet_restore.py'), str(utils))
     assert again == first
 
 
