@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # playbooks/preflight.yml against the example inventories (must pass) and
-# tests/preflight/bad_inventory (each bad host must fail, for its reason).
+# tests/preflight/bad_inventory (each bad host must fail, for its reason), then
+# with the host checks on tests/preflight/host_checks.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit
@@ -41,5 +42,21 @@ if grep -qE 'good-local +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' <<<"$o
   echo "pass: good-local"
 else
   echo "FAIL: good-local must pass"; status=1
+fi
+
+# The host checks: a refusal rescued on target1 must not cut off compute1's
+# checks (k8s_node_labels' validation runs to its end), and ghost, unreachable,
+# is refused with the others in the one verdict.
+ansible-playbook -i tests/preflight/host_checks playbooks/preflight.yml -e inferops_preflight_on_hosts=true \
+  >"/tmp/preflight.$$" 2>&1
+out=$(sed -e ':a' -e 'N' -e '$!ba' -e 's/\n\s*/ /g' "/tmp/preflight.$$")
+rm -f "/tmp/preflight.$$"
+expect target1 'host NQN unknown for compute1, ghost'
+expect compute1 'value of transport must be one of: tcp, rdma, fc, got: infiniband'
+expect ghost 'ghost: its host checks did not finish (unreachable'
+if grep -qE 'TASK \[inferops.node.k8s_node_labels : Validate the prefix[^]]*\] \** ok: \[compute1\]' <<<"$out"; then
+  echo "pass: compute1's k8s_node_labels checks ran beside target1's rescued refusal"
+else
+  echo "FAIL: compute1's k8s_node_labels checks must run to the end"; status=1
 fi
 exit $status
