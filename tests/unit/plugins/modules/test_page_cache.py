@@ -13,6 +13,7 @@ tests fail instead of skipping.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import mmap
@@ -138,6 +139,21 @@ def oracle_pages(path):
             mapped.close()
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def locked_pages(fd, length):
+    """mlock the first `length` bytes of an open file's page cache through a shared read-only
+    mapping (a private writable one, as oracle_pages uses, would lock copies, not the cache)."""
+    _LIBC.mmap.restype = ctypes.c_void_p
+    _LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    addr = _LIBC.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    assert addr not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
+    try:
+        assert _LIBC.mlock(ctypes.c_void_p(addr), ctypes.c_size_t(length)) == 0, os.strerror(ctypes.get_errno())
+        yield
+    finally:
+        _LIBC.munmap(ctypes.c_void_p(addr), ctypes.c_size_t(length))
 
 
 def oracle_percent(paths):
@@ -287,9 +303,13 @@ def test_partly_resident_file_reads_only_missing_chunks(model_dir):
         # module measures would make resident_before race the oracle below.
         os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
         handle.read(8 * MIB)
-    before = oracle_pages(big)[0] * mmap.PAGESIZE
-    assert before >= 8 * MIB
-    result = ok({'paths': [big], 'chunk_size': '1M', 'workers': 2})
+        # Locked while the module measures: on a machine under memory pressure (CI's lab
+        # guests beside this test) reclaim took 3 of these pages between the read and the
+        # measurement, and the oracle and the module then disagreed on what was resident.
+        with locked_pages(handle.fileno(), 8 * MIB):
+            before = oracle_pages(big)[0] * mmap.PAGESIZE
+            assert before >= 8 * MIB
+            result = ok({'paths': [big], 'chunk_size': '1M', 'workers': 2})
     entry = result['files'][0]
     assert entry['resident_before'] == before
     assert entry['bytes_to_read'] == entry['size'] - before
