@@ -7,7 +7,9 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 * ``AUDIT_DEFAULTS`` - the audit's own thresholds (``audit_*``; an inventory overrides each).
 * ``ROLE_VARIABLES`` - ``{role: {name the checks use: role variable}}``: the values the checks compare
   with are the roles' own variables (inventory over role defaults, role vars over both), so the audit and
-  the converge cannot disagree. The action plugin ``audit_host`` resolves them.
+  the converge cannot disagree. The action plugin ``audit_host`` resolves them, and adds the host's
+  ``group_names``: a role's variables have defaults on every host, its checks run on its site's group only
+  (``audit.require_group``).
 * ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py).
 * ``evaluate_host(reads, expected)`` - the results of one host.
 * ``build_report(hosts, groups, expected, meta)`` - the report: fleet checks over every host, summaries,
@@ -17,7 +19,8 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_irq, audit_kernel, audit_nvme
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fabric, audit_fleet, audit_irq, audit_kernel
+from ansible_collections.inferops.node.plugins.module_utils import audit_nvme
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
 __all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
@@ -46,7 +49,8 @@ ROLE_VARIABLES = {
         'nvme_sched_serials')),
     'md_raid_xfs': dict((name, name) for name in (
         'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer')),
-    'nvmeof_initiator': {'nvmeof_initiator_connections': 'nvmeof_initiator_connections'},
+    'nvmeof_initiator': dict((name, name) for name in ('nvmeof_initiator_connections',
+                                                       'nvmeof_initiator_read_ahead_sectors')),
     'irq_affinity': dict((name, name) for name in (
         'irq_affinity_rules', 'irq_affinity_irqbalance', 'irq_affinity_banned_cpus')),
     # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
@@ -61,7 +65,7 @@ INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sy
                 'triton_info')
 
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
-               + audit_irq.CHECKS + audit_serving.CHECKS)
+               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
 
 
