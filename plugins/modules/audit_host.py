@@ -19,8 +19,9 @@ description:
     then the role's vars, templated with the host's variables (C(kernel_tuning), C(nvme_sched), C(md_raid_xfs),
     C(nvmeof_initiator)) - and the audit's thresholds (C(audit_*) variables, defaults in
     C(plugins/module_utils/audit_catalogue.py)).
-  - The checks of a site's role judge the hosts of that site's group only (C(group_names)) - the fabric
-    checks the hosts of C(nvmeof_initiators); elsewhere they are V(SKIP) with the reason.
+  - The checks of a site's role judge the hosts of that site's group only (C(group_names)) - the
+    C(nvme_sched) queues and the C(md_raid_xfs) fstrim timer the hosts of C(local_nvme), the fabric checks
+    those of C(nvmeof_initiators); elsewhere they are V(SKIP) with the reason.
   - An action plugin; runs on the controller and contacts no host. Fails no host for a FAIL - the run-once
     M(inferops.node.audit_report) does, after writing the report.
 options:

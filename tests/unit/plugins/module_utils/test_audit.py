@@ -44,6 +44,7 @@ def layers(profile, host=None):
 
 # The lab inventory's values (inventories/lab), as the action plugin resolves them for node1.
 LAB_EXPECTED = {
+    'group_names': ['local_nvme'],
     'kernel_tuning_layers': layers('local_nvme'), 'kernel_tuning_thp': None,
     'nvme_sched_scheduler': LAB['nvme_sched_scheduler'], 'nvme_sched_read_ahead_kb': LAB['nvme_sched_read_ahead_kb'],
     'nvme_sched_nr_requests': None, 'nvme_sched_models': [], 'nvme_sched_serials': [],
@@ -400,6 +401,9 @@ def test_fstrim(recorded):
     md['units']['fstrim.timer'].update(enabled='disabled', active='inactive')
     fail = only(results(recorded, 'storage.fstrim', md_info=md))
     assert fail['status'] == 'FAIL' and fail['reason'] == 'fstrim.timer is disabled/inactive'
+    # md_raid_xfs_fstrim_timer defaults to true on every host; the role runs on the local_nvme group only.
+    skip = only(results(recorded, 'storage.fstrim', {'group_names': ['nvmeof_initiators']}, md_info=md))
+    assert skip['status'] == 'SKIP' and skip['reason'] == 'not in the local_nvme group: the md_raid_xfs role does not run on this host'
 
 
 def test_nvme_queue(recorded):
@@ -408,6 +412,9 @@ def test_nvme_queue(recorded):
     fail = results(recorded, 'storage.nvme_queue', {'nvme_sched_read_ahead_kb': 4096, 'nvme_sched_serials': ['LABINDEX*']})
     assert statuses(fail) == {'LABINDEX0 (nvme4n1 QEMU NVMe Ctrl)': 'FAIL', 'LABINDEX1 (nvme5n1 QEMU NVMe Ctrl)': 'FAIL'}
     assert fail[0]['reason'] == 'nvme4n1 (QEMU NVMe Ctrl LABINDEX0): read_ahead_kb 2048'
+    # nvme_sched runs on the local_nvme group only (its defaults hold on every host).
+    skip = only(results(recorded, 'storage.nvme_queue', {'group_names': ['serving']}))
+    assert skip['status'] == 'SKIP' and skip['reason'] == 'not in the local_nvme group: the nvme_sched role does not run on this host'
 
 
 def test_md_readahead(recorded):

@@ -196,6 +196,19 @@ def test_not_an_initiator_is_skip(fabric_reads, check_id):
     assert empty['reason'] == 'nvmeof_initiator_connections is empty'
 
 
+def test_initiator_namespaces_are_not_nvme_sched_drift(fabric_reads):
+    """compute1's namespaces at the initiator role's 4096 KiB: nvme_sched (whose defaults, none and 2048 KiB,
+    every host has) does not run on an initiator, so storage.nvme_queue does not judge them - on a local_nvme host
+    the same read would FAIL."""
+    defaults = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'nvme_sched', 'defaults', 'main.yml')))
+    nvme_sched = dict((name, defaults[name]) for name in audit_catalogue.ROLE_VARIABLES['nvme_sched'])
+    skip = only(results(fabric_reads, 'tcp_live', 'storage.nvme_queue', wanted(**nvme_sched)))
+    assert skip['status'] == 'SKIP'
+    assert skip['reason'] == 'not in the local_nvme group: the nvme_sched role does not run on this host'
+    local = results(fabric_reads, 'tcp_live', 'storage.nvme_queue', wanted(group_names=['local_nvme'], **nvme_sched))
+    assert [(r['status'], r['observed']['read_ahead_kb']) for r in local] == [('FAIL', 4096), ('FAIL', 4096)]
+
+
 def test_failed_read_is_skip(fabric_reads):
     found = audit_catalogue.evaluate_host({'nvme_info': {'failed': True, 'msg': '/sys/class/nvme: Permission denied'}},
                                           wanted())
