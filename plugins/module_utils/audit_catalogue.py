@@ -10,7 +10,8 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
   the converge cannot disagree. The action plugin ``audit_host`` resolves them, and adds the host's
   ``group_names``: a role's variables have defaults on every host, its checks run on its site's group only
   (``audit.require_group``).
-* ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py).
+* ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py);
+  ``REACHABLE`` - the result of a host the audit could not read.
 * ``evaluate_host(reads, expected)`` - the results of one host.
 * ``build_report(hosts, groups, expected, meta)`` - the report: fleet checks over every host, summaries,
   hosts with failures first.
@@ -23,7 +24,7 @@ from ansible_collections.inferops.node.plugins.module_utils import audit, audit_
 from ansible_collections.inferops.node.plugins.module_utils import audit_nvme
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
-__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
+__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'REACHABLE', 'ROLE_VARIABLES', 'build_report',
            'catalogue', 'evaluate_host', 'summary_lines']
 
 AUDIT_DEFAULTS = {
@@ -64,6 +65,10 @@ ROLE_VARIABLES = {
 INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin',
                 'triton_info')
 
+# The result audit_report gives a host with no audit_host result (unreachable, or failed before the audit).
+REACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
+                        'bring the host back, then run the audit again')
+
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
                + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
@@ -72,7 +77,7 @@ FLEET_CHECKS = audit_fleet.CHECKS_DOC
 def catalogue():
     """Every check: id, title, severity, evidence, fix (docs/audit.md lists the same)."""
     return [dict(id=c.id, title=c.title, severity=c.severity, evidence=c.evidence, fix=c.fix)
-            for c in list(HOST_CHECKS) + list(FLEET_CHECKS)]
+            for c in list(HOST_CHECKS) + list(FLEET_CHECKS) + [REACHABLE]]
 
 
 def evaluate_host(reads, expected):
