@@ -60,8 +60,9 @@ class ActionModule(ActionBase):
         return self._loader.load_from_file(path, trusted_as_template=True) or {}
 
     def expected(self, task_vars):
-        """``{name: value}`` of audit_catalogue.ROLE_VARIABLES and AUDIT_DEFAULTS for this host."""
-        out = {}
+        """``{name: value}`` of audit_catalogue.ROLE_VARIABLES and AUDIT_DEFAULTS for this host, and its
+        ``group_names`` (the checks of a site role judge the hosts of that site's group only)."""
+        out = {'group_names': sorted(task_vars.get('group_names') or [])}
         for role, names in audit_catalogue.ROLE_VARIABLES.items():
             variables = dict(self._load(role, 'defaults'))
             variables.update(task_vars)

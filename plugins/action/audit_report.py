@@ -24,8 +24,6 @@ from ansible_collections.inferops.node.plugins.module_utils import audit, audit_
 
 display = Display()
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'schemas', 'audit_report.schema.json')
-UNREACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
-                          'bring the host back, then run the audit again')
 
 
 def validate(report):
@@ -111,7 +109,7 @@ class ActionModule(ActionBase):
             names = list(hostvars[host].get('group_names') or []) if host in hostvars else []
             if not data or data.get('failed') or 'results' not in data:
                 why = (data or {}).get('msg') or 'no audit result: the host was unreachable or failed before the audit'
-                hosts[host] = {'results': [UNREACHABLE.fail(None, 'answered', None, why)], 'drives': None,
+                hosts[host] = {'results': [audit_catalogue.REACHABLE.fail(None, 'answered', None, why)], 'drives': None,
                                'groups': names, 'reachable': False}
                 continue
             hosts[host] = {'results': list(data['results']), 'drives': data.get('drives'), 'groups': names,

@@ -4,7 +4,8 @@
 """The node audit's result type: what every check of the catalogue returns.
 
 A check is a function ``check(reads, expected)`` of one concern file (``audit_platform.py``,
-``audit_nvme.py``, ``audit_storage.py``, ``audit_kernel.py``, ``audit_irq.py``, ``audit_serving.py``)
+``audit_nvme.py``, ``audit_storage.py``, ``audit_fabric.py``, ``audit_kernel.py``, ``audit_irq.py``,
+``audit_serving.py``)
 returning a list of results. It only evaluates what the ``*_info`` modules returned (``reads``, by module
 name) against the values the roles are given (``expected``, by variable name) - it never reads the host
 itself, so the audit and the roles see the same host through the same code.
@@ -13,6 +14,8 @@ itself, so the audit and the roles see the same host through the same code.
   ``check.passed/warn/fail/skip(...)`` build one result for one subject (a drive, an array, a key).
 * ``read(reads, name)`` - the result of an info module, or raise ``Missing`` (the check is SKIP with the
   reason: not run, failed, or gave no such value).
+* ``require_group(expected, group, role)`` - raise ``Missing`` unless the host is in the inventory group whose
+  site playbook runs ``role`` on it (``expected['group_names']``, which ``audit_host`` passes).
 * ``run(checks, reads, expected)`` - every check, a SKIP for one that raised ``Missing``.
 * ``summary(results)`` - counts by status; ``worst(results)``; ``failures_first(results)`` - the order reports
   list results in (``ORDER``: FAIL, WARN, SKIP, PASS).
@@ -24,8 +27,8 @@ Standard library only: the same code runs in the action plugin on the controller
 
 from __future__ import annotations
 
-__all__ = ['Check', 'Missing', 'ORDER', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'failures_first', 'read', 'run', 'summary',
-           'unexpected', 'worst']
+__all__ = ['Check', 'Missing', 'ORDER', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'failures_first', 'read',
+           'require_group', 'run', 'summary', 'unexpected', 'worst']
 
 # The version of the report document (schemas/audit_report.schema.json of this collection, "$id").
 SCHEMA_VERSION = 1
@@ -51,6 +54,17 @@ def read(reads, name, key=None):
     if result.get(key) is None:
         raise Missing('%s returned no %s' % (name, key))
     return result[key]
+
+
+def require_group(expected, group, role):
+    """Raise ``Missing`` unless ``expected['group_names']`` has ``group``: a role's variables have their role
+    defaults on every host, so without this a check of a site role (``playbooks/vars/site_roles.yml``) would
+    judge hosts that role never runs on - an NVMe-oF initiator's namespaces against nvme_sched's read-ahead."""
+    groups = expected.get('group_names')
+    if groups is None:
+        raise Missing("the host's groups (group_names) are unknown: the %s role runs on the %s group only" % (role, group))
+    if group not in groups:
+        raise Missing('not in the %s group: the %s role does not run on this host' % (group, role))
 
 
 class Check(object):

@@ -7,8 +7,11 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 * ``AUDIT_DEFAULTS`` - the audit's own thresholds (``audit_*``; an inventory overrides each).
 * ``ROLE_VARIABLES`` - ``{role: {name the checks use: role variable}}``: the values the checks compare
   with are the roles' own variables (inventory over role defaults, role vars over both), so the audit and
-  the converge cannot disagree. The action plugin ``audit_host`` resolves them.
-* ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py).
+  the converge cannot disagree. The action plugin ``audit_host`` resolves them, and adds the host's
+  ``group_names``: a role's variables have defaults on every host, its checks run on its site's group only
+  (``audit.require_group``).
+* ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py);
+  ``REACHABLE`` - the result of a host the audit could not read.
 * ``evaluate_host(reads, expected)`` - the results of one host.
 * ``build_report(hosts, groups, expected, meta)`` - the report: fleet checks over every host, summaries,
   hosts with failures first.
@@ -17,10 +20,11 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fleet, audit_irq, audit_kernel, audit_nvme
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fabric, audit_fleet, audit_irq, audit_kernel
+from ansible_collections.inferops.node.plugins.module_utils import audit_nvme
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
-__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'ROLE_VARIABLES', 'build_report',
+__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'REACHABLE', 'ROLE_VARIABLES', 'build_report',
            'catalogue', 'evaluate_host', 'summary_lines']
 
 AUDIT_DEFAULTS = {
@@ -46,7 +50,8 @@ ROLE_VARIABLES = {
         'nvme_sched_serials')),
     'md_raid_xfs': dict((name, name) for name in (
         'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer')),
-    'nvmeof_initiator': {'nvmeof_initiator_connections': 'nvmeof_initiator_connections'},
+    'nvmeof_initiator': dict((name, name) for name in ('nvmeof_initiator_connections',
+                                                       'nvmeof_initiator_read_ahead_sectors')),
     'irq_affinity': dict((name, name) for name in (
         'irq_affinity_rules', 'irq_affinity_irqbalance', 'irq_affinity_banned_cpus')),
     # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
@@ -60,15 +65,19 @@ ROLE_VARIABLES = {
 INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin',
                 'triton_info')
 
+# The result audit_report gives a host with no audit_host result (unreachable, or failed before the audit).
+REACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
+                        'bring the host back, then run the audit again')
+
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
-               + audit_irq.CHECKS + audit_serving.CHECKS)
+               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
 
 
 def catalogue():
     """Every check: id, title, severity, evidence, fix (docs/audit.md lists the same)."""
     return [dict(id=c.id, title=c.title, severity=c.severity, evidence=c.evidence, fix=c.fix)
-            for c in list(HOST_CHECKS) + list(FLEET_CHECKS)]
+            for c in list(HOST_CHECKS) + list(FLEET_CHECKS) + [REACHABLE]]
 
 
 def evaluate_host(reads, expected):

@@ -2,19 +2,25 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial, read-ahead),
-their mounts, mount options, XFS stripe geometry, file types and free space (on ``md_info``), the NVMe queues of the nvme_sched role (on ``nvme_info``) and
-the fstrim timer. The wanted values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs
-variables, ``nvme_queue.select``/``drift`` over the nvme_sched variables, ``mount_options.compare``."""
+their mounts, mount options, XFS stripe geometry, file types and free space (on ``md_info``), the NVMe queues of
+the nvme_sched role (on ``nvme_info``) and the fstrim timer. The NVMe queues and the fstrim timer are judged on
+the hosts of the local_nvme group only (the other checks follow md_raid_xfs_arrays, empty elsewhere). The wanted
+values are the roles' own: ``md_raid_plan.want`` over the md_raid_xfs variables, ``nvme_queue.select``/``drift``
+over the nvme_sched variables, ``mount_options.compare``."""
 
 from __future__ import annotations
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev, md_raid_plan, mount_options, nvme_queue
-from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
+from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read, require_group
 from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import drive
 
 __all__ = ['CHECKS']
 
 FIX_MD = 'role md_raid_xfs (tag md_raid_xfs)'
+# The group playbooks/local_nvme.yml runs nvme_sched and md_raid_xfs on (playbooks/vars/site_roles.yml). Their
+# defaults hold on every host, so a check that judges a host by a default alone runs on this group only - an
+# NVMe-oF initiator's namespaces at its role's 4096 KiB are no nvme_sched drift from 2048.
+LOCAL_NVME = 'local_nvme'
 # md_info statuses: a running resync or check is not a failure, but the array is not at full speed.
 BUSY = ('resyncing', 'recovering', 'reshaping', 'checking')
 
@@ -241,6 +247,7 @@ def md_readahead(check, reads, expected):
 @Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
        'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
 def fstrim(check, reads, expected):
+    require_group(expected, LOCAL_NVME, 'md_raid_xfs')
     units = read(reads, 'md_info', 'units')
     if not expected.get('md_raid_xfs_fstrim_timer'):
         return [check.skip('md_raid_xfs_fstrim_timer is false')]
@@ -254,6 +261,7 @@ def fstrim(check, reads, expected):
 @Check('storage.nvme_queue', 'Scheduler, read-ahead and nr_requests of every NVMe namespace of nvme_sched', 'major',
        '/sys/block/<ns>/queue/{scheduler,read_ahead_kb,nr_requests}', 'role nvme_sched (tag nvme_sched)')
 def nvme_queue_settings(check, reads, expected):
+    require_group(expected, LOCAL_NVME, 'nvme_sched')
     namespaces = read(reads, 'nvme_info', 'namespaces')
     scheduler, read_ahead_kb = expected.get('nvme_sched_scheduler'), expected.get('nvme_sched_read_ahead_kb')
     if scheduler is None or read_ahead_kb is None:

@@ -19,6 +19,9 @@ description:
     then the role's vars, templated with the host's variables (C(kernel_tuning), C(nvme_sched), C(md_raid_xfs),
     C(nvmeof_initiator)) - and the audit's thresholds (C(audit_*) variables, defaults in
     C(plugins/module_utils/audit_catalogue.py)).
+  - The checks of a site's role judge the hosts of that site's group only (C(group_names)) - the
+    C(nvme_sched) queues and the C(md_raid_xfs) fstrim timer the hosts of C(local_nvme), the fabric checks
+    those of C(nvmeof_initiators); elsewhere they are V(SKIP) with the reason.
   - An action plugin; runs on the controller and contacts no host. Fails no host for a FAIL - the run-once
     M(inferops.node.audit_report) does, after writing the report.
 options:
@@ -66,7 +69,7 @@ results:
             subject: LABMODEL0 (nvme0 QEMU NVMe Ctrl), status: PASS, expected: < 70 C, observed: 50 C (323 K),
             evidence: nvme smart-log /dev/nvme0 -o json, fix: cooling / airflow, reason: null}]
 expected:
-  description: The values the checks compared with, by name.
+  description: The values the checks compared with, by name, and the host's C(group_names).
   returned: always
   type: dict
 drives:

@@ -14,8 +14,9 @@ author:
   - inferops.node maintainers (@inferops)
 description:
   - Reads every NVMe controller (C(/sys/class/nvme)) - model, serial, firmware, transport and address,
-    subsystem NQN, state, NUMA node, number and depth of its queues, and for PCIe drives the PCI address,
-    driver and link speed and width, current and maximum.
+    subsystem NQN, state, NUMA node, number and depth of its queues, for PCIe drives the PCI address,
+    driver and link speed and width, current and maximum, and for fabrics controllers the host NQN and ID,
+    the reconnect settings and the multipath paths.
   - Reads every NVMe namespace block device (C(nvme<c>n<n>); the hidden per-path devices of native
     multipath are left out) - its controllers, identity, size, C(/dev/disk/by-id) links, the md/dm devices
     holding it, and its request queue (scheduler and the ones offered, C(read_ahead_kb), C(nr_requests),
@@ -113,6 +114,60 @@ controllers:
       description: Controller state (V(live), V(connecting), ...).
       type: str
       sample: live
+    cntrltype:
+      description:
+        - Controller type (C(cntrltype)) - V(io), V(discovery) (a persistent discovery controller) or V(admin);
+          null where the kernel does not say (older kernels, some PCIe drives).
+      type: str
+      sample: io
+    addr:
+      description:
+        - The fields of RV(controllers[].address) of a fabrics controller - C(traddr), C(trsvcid) and, when set,
+          C(src_addr), C(host_traddr), C(host_iface) (all strings); empty for PCIe. The audit and
+          M(inferops.node.nvme_connect) match a connection's address and port on these.
+      type: dict
+      sample: {traddr: 10.77.0.10, trsvcid: '4420', src_addr: 10.77.0.21}
+    hostnqn:
+      description: Host NQN the controller was connected with (fabrics), null for PCIe.
+      type: str
+      sample: nqn.2014-08.org.nvmexpress:uuid:7e16d9e1-e671-4eb7-a92e-1455d7efcbff
+    hostid:
+      description: Host ID the controller was connected with (fabrics), null for PCIe.
+      type: str
+      sample: 7e16d9e1-e671-4eb7-a92e-1455d7efcbff
+    cntlid:
+      description: Controller ID within its subsystem.
+      type: int
+      sample: 1
+    queue_count:
+      description: Number of queues, the admin queue included (C(queue_count)).
+      type: int
+      sample: 3
+    ctrl_loss_tmo:
+      description:
+        - Seconds the kernel keeps reconnecting a lost fabrics controller (as the kernel rounds it, a multiple
+          of RV(controllers[].reconnect_delay)); V(-1) for C(off) (forever); null for PCIe.
+      type: int
+      sample: 120
+    reconnect_delay:
+      description: Seconds between reconnect attempts of a fabrics controller; null for PCIe.
+      type: int
+      sample: 2
+    keep_alive_tmo:
+      description: Keep-alive timeout in seconds (C(kato)); V(0) for none.
+      type: int
+      sample: 5
+    dhchap:
+      description: Whether the controller has a DH-HMAC-CHAP secret file (C(dhchap_secret); the secret is not read).
+      type: bool
+      sample: false
+    paths:
+      description:
+        - The per-path namespace devices of native multipath under this controller (C(nvme<s>c<c>n<n>)), each
+          with C(name) and C(ana_state) (V(optimized), V(non-optimized), V(inaccessible), ...; null without ANA).
+      type: list
+      elements: dict
+      sample: [{name: nvme0c0n1, ana_state: optimized}]
     io_queues:
       description: Number of I/O queues (C(queue_count) minus the admin queue).
       type: int

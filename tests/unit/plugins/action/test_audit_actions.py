@@ -24,6 +24,8 @@ from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import recorded  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_fabric import SUB
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_fabric import fabric_reads  # noqa: F401 pylint: disable=unused-import
 
 
 def action(module, name, args, check_mode=False):
@@ -56,6 +58,23 @@ def test_expected_is_what_the_roles_use(recorded):
     # The role default of the profile depends on the host's groups.
     other = plugin.expected(dict(inventory_hostname='x', group_names=['serving']))
     assert [layer['name'] for layer in other['kernel_tuning_layers']][0] == 'kernel_tuning_profile=none'
+
+
+def test_expected_has_the_groups_and_the_initiator_variables(fabric_reads):
+    """The host's groups decide which site role's checks judge it; the read-ahead is the role's default
+    (8192 sectors) where the inventory sets none - compute1 of the nvmeof_pool lab, on a recorded read."""
+    connections = [{'transport': 'tcp', 'traddr': '10.77.0.10', 'subnqn': SUB}]
+    task_vars = {'inventory_hostname': 'compute1', 'group_names': ['nvmeof_initiators', 'k8s_workers'],
+                 'nvmeof_initiator_connections': connections}
+    plugin = action(audit_host, 'audit_host', {'reads': {'nvme_info': fabric_reads['tcp_live']}})
+    expected = plugin.expected(task_vars)
+    assert expected['group_names'] == ['k8s_workers', 'nvmeof_initiators']
+    assert expected['nvmeof_initiator_connections'] == connections and expected['nvmeof_initiator_read_ahead_sectors'] == 8192
+    found = dict((r['id'], r['status']) for r in plugin.run(task_vars=task_vars)['results'] if r['id'].startswith('fabric.'))
+    assert found == {'fabric.connections': 'PASS', 'fabric.read_ahead': 'PASS'}
+    # The same read on a host of another group: the initiator role does not run there.
+    other = plugin.run(task_vars=dict(task_vars, group_names=['local_nvme']))['results']
+    assert set(r['status'] for r in other if r['id'].startswith('fabric.')) == {'SKIP'}
 
 
 def test_expected_serving_is_the_triton_compose_plan_input():

@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from ansible_collections.inferops.node.plugins.module_utils import pci, sysfs
 from ansible_collections.inferops.node.plugins.modules import nvme_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture, run_module
+from ansible_collections.inferops.node.tests.unit.plugins.modules.test_nvme_connect import Host
 
 
 class Guest(FakeHost):
@@ -103,3 +105,25 @@ def test_pci_link_of_a_real_drive(guest):
     assert pci.link('0000:00:03.0') == {
         'current_speed': '8.0 GT/s PCIe', 'current_gts': 8.0, 'current_width': 2,
         'max_speed': '16.0 GT/s PCIe', 'max_gts': 16.0, 'max_width': 4, 'downgraded': True}
+
+
+@pytest.mark.parametrize('tree', ['converged', 'sysfs_two_paths.json'])
+def test_every_returned_field_is_documented(tmp_path, monkeypatch, tree):
+    """RETURN names every key of a controller and a namespace: a local drive (irqrec) and the two fabric paths of
+    the NVMe-oF lab's initiator (fixtures/nvme/nvmeof), whose address, host identity and reconnect fields the
+    audit's fabric checks read."""
+    if tree == 'converged':
+        Guest(tmp_path, monkeypatch, tree)
+    else:
+        Host(tmp_path, monkeypatch, tree)
+    dummy, result = run_module(nvme_info.main, {})
+    documented = yaml.safe_load(nvme_info.RETURN)
+    for key in ('controllers', 'namespaces'):
+        fields = documented[key]['contains']
+        assert result[key] and sorted(set(k for entry in result[key] for k in entry) - set(fields)) == []
+    fabric = [c for c in result['controllers'] if c['transport'] != 'pcie']
+    if fabric:
+        assert fabric[0]['addr'] == {'traddr': '10.77.0.10', 'trsvcid': '4420', 'src_addr': '10.77.0.21'}
+        assert (fabric[0]['cntrltype'], fabric[0]['ctrl_loss_tmo'], fabric[0]['reconnect_delay']) == ('io', 120, 2)
+        assert fabric[1]['paths'] == [{'name': 'nvme0c1n1', 'ana_state': 'optimized'},
+                                      {'name': 'nvme0c1n2', 'ana_state': 'optimized'}]
