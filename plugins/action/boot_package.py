@@ -3,10 +3,12 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """boot_package: a role's boot script and the module_utils files it imports, built on the controller as
 one zip application (module_utils/boot_package.py) and installed by ansible.builtin.copy, as
-ansible.builtin.template hands its rendered file to copy."""
+ansible.builtin.template hands its rendered file to copy. With --diff it shows the files in the package and how
+they change (module_utils/boot_package.py's diff()), where copy could only say the zip is binary."""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import tempfile
@@ -39,6 +41,8 @@ class ActionModule(ActionBase):
             data, names = boot_package.build(script, MODULE_UTILS)
         except boot_package.BootPackageError as exc:
             raise AnsibleActionFail('boot_package %s: %s' % (args['script'], exc))
+        # Read before copying: in a real run copy replaces the file. Only with --diff (one module run more).
+        installed, unread = self._installed(args['dest'], task_vars) if self._task.diff else (None, None)
         local_tempdir = tempfile.mkdtemp(dir=C.DEFAULT_LOCAL_TMP)
         try:
             built = os.path.join(local_tempdir, os.path.basename(args['dest']))
@@ -56,4 +60,27 @@ class ActionModule(ActionBase):
         finally:
             shutil.rmtree(local_tempdir)
         result['modules'] = names
+        if self._task.diff and not result.get('failed'):
+            result['diff'] = self._diff(args['dest'], installed, unread, data, result.get('diff'))
         return result
+
+    def _installed(self, dest, task_vars):
+        """(bytes of the installed file or None, why not)."""
+        slurped = self._execute_module(module_name='ansible.legacy.slurp', module_args={'src': dest},
+                                       task_vars=task_vars)
+        if slurped.get('failed'):
+            return None, slurped.get('msg', 'not read')
+        return base64.b64decode(slurped['content']), None
+
+    def _diff(self, dest, installed, unread, data, copied):
+        """The package's diff, then copy's entries but the "diff skipped: binary" markers its own content
+        diff of the zip gives (what stays is the file module's owner/mode diff)."""
+        entries = boot_package.diff(dest, installed, data, C.MAX_FILE_SIZE_FOR_DIFF, unread)
+        if self._task.no_log:  # as copy: the file names and checksums stay, the contents do not
+            for entry in entries[1:]:
+                entry.update(before='', after=" [[ Diff output has been hidden because 'no_log: true' was "
+                                              "specified for this result ]]\n")
+        if isinstance(copied, dict):
+            copied = [copied]
+        return entries + [entry for entry in copied or []
+                          if not set(entry) & set(('dst_binary', 'src_binary', 'dst_larger', 'src_larger'))]

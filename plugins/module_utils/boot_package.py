@@ -12,18 +12,21 @@ puts the file first on ``sys.path``). One file is one copy per run (it was one p
 
 ``build()`` is deterministic: the same sources give the same bytes on any controller (entries
 sorted, stored uncompressed, fixed times and modes), so the copy is idempotent by checksum.
+``diff()`` is what ``--diff`` shows of replacing one installed package with another.
+
 Controller-side only (the action plugin inferops.node.boot_package and the unit tests).
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import os
 import sys
 import zipfile
 
-__all__ = ['BootPackageError', 'requested', 'closure', 'build']
+__all__ = ['BootPackageError', 'requested', 'closure', 'build', 'diff']
 
 PACKAGE = 'inferops'
 COMMENT = (b'inferops.node boot package: a boot script and the collection module_utils it runs '
@@ -111,3 +114,75 @@ def build(script_path, module_utils_dir):
         for info, data in entries:
             archive.writestr(info, data)
     return buffer.getvalue(), names
+
+
+def _members(data):
+    """{name: bytes} of the zip ``data``; raises zipfile.BadZipFile (or another error) if it is not one."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return dict((name, archive.read(name)) for name in archive.namelist())
+
+
+def _listing(dest, data, members):
+    """One line for the whole file (its sha1 is what ansible.builtin.copy returns as ``checksum``), then
+    ``sha1  size  name`` per file in it, as ``unzip -p <dest> <name> | sha1sum`` gives it."""
+    lines = ['%s: sha1 %s, %d bytes' % (dest, hashlib.sha1(data).hexdigest(), len(data))]
+    lines.extend('%s  %6d  %s' % (hashlib.sha1(content).hexdigest(), len(content), name)
+                 for name, content in sorted(members.items()))
+    return '\n'.join(lines) + '\n'
+
+
+def _side(diff, side, content, max_size):
+    """Set ``before``/``after`` of one packaged file, or copy's marker when the callback would not show it."""
+    prefix = 'dst' if side == 'before' else 'src'
+    if max_size > 0 and len(content) > max_size:
+        diff[prefix + '_larger'] = max_size
+        return
+    try:
+        diff[side] = content.decode('utf-8')
+    except UnicodeDecodeError:
+        diff[prefix + '_binary'] = 1
+
+
+def diff(dest, before, after, max_size, unread=None):
+    """Ansible diff entries (a list, in the callback's format) of installing the package ``after`` (bytes)
+    at ``dest`` over ``before`` (bytes, or None when nothing could be read: ``unread`` says why).
+
+    What an operator reviewing ``--check --diff`` needs to see is which boot-time code changes and how; the
+    zip itself is binary, so ansible.builtin.copy could only say "diff skipped". The entries are:
+
+    * a listing of the files in the package, with their sha1 and size, before and after: always there when
+      the file changes, short, and it names every file that is added, removed or changed (and the zip's own
+      sha1, so a zip rebuilt with the same files still shows a line that changes);
+    * a text diff of each file in the package that is added, removed or changed, named
+      ``<dest>/<file>`` as Python's zipimport names it - but only when an earlier package is installed.
+      A first install (no file, or one that is not a zip) lists its files and does not print them: they are
+      the collection's own module_utils at this version, thousands of lines per role and host, which would
+      bury the rest of the run's diff. A file larger than ``max_size`` (the callback's
+      MAX_FILE_SIZE_FOR_DIFF, 0 for no limit) or not UTF-8 gets ansible.builtin.copy's "diff skipped" marker.
+
+    Nothing (an empty list) when the bytes are the same.
+    """
+    if before == after:
+        return []
+    new = _members(after)
+    listing = {'after_header': dest, 'after': _listing(dest, after, new)}
+    if before is None:
+        listing.update(before_header='%s (%s)' % (dest, unread or 'not read'), before='')
+        return [listing]
+    try:
+        old = _members(before)
+    except (zipfile.BadZipFile, ValueError, EOFError) as exc:  # not a zip, or a truncated one
+        listing.update(before_header='%s (not a zip application: %s)' % (dest, exc), before=_listing(dest, before, {}))
+        return [listing]
+    listing.update(before_header=dest, before=_listing(dest, before, old))
+    entries = [listing]
+    for name in sorted(set(old) | set(new)):
+        if old.get(name) == new.get(name):
+            continue
+        path = '%s/%s' % (dest, name)
+        entry = {'before_header': path if name in old else path + ' (absent)',
+                 'after_header': path if name in new else path + ' (removed)'}
+        _side(entry, 'before', old.get(name, b''), max_size)
+        _side(entry, 'after', new.get(name, b''), max_size)
+        entries.append(entry)
+    return entries

@@ -49,8 +49,15 @@ attributes:
     description: As M(ansible.builtin.copy) - reports whether the file would change and changes nothing.
     support: full
   diff_mode:
-    description: The file is binary; M(ansible.builtin.copy) reports that it skips the diff.
-    support: none
+    description:
+      - The same in check mode and in a real run, nothing when the file does not change. First the files in the
+        package with their sha1 and size, before and after (the first line is the zip's own sha1, the C(checksum)
+        M(ansible.builtin.copy) returns). Then, when a package is already installed, a text diff of each file in it
+        that is added, removed or changed, named C(<dest>/<file>) (M(ansible.builtin.copy) could only say that the
+        zip is binary). A first install lists its files without printing them. A change of owner or mode alone as
+        M(ansible.builtin.copy) shows it.
+      - Reads the installed file with M(ansible.builtin.slurp) before copying, one module run more.
+    support: full
   platform:
     description: Any POSIX managed node with Python 3.
     support: full

@@ -158,7 +158,8 @@ attributes:
     description: Nothing is run that changes state; the planned commands are returned in RV(commands).
     support: full
   diff_mode:
-    description: Shows each array (level, members, UUID) and O(mdadm_conf) before and after, one entry per array and one for O(mdadm_conf).
+    description: Shows each array (level, members, UUID) and O(mdadm_conf) before and after, one entry per array and one for O(mdadm_conf),
+      and one for the initramfs when it is rebuilt (O(update_initramfs)).
     support: full
   platform:
     description: Linux with mdadm, wipefs, blkid and lsblk.
@@ -847,15 +848,19 @@ def update_conf(module, params, done):
     return conf_before, text
 
 
+def initramfs_path():
+    """The running kernel's initramfs (Debian's name)."""
+    return '/boot/initrd.img-%s' % (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
+
+
 def initramfs_stale(conf):
     """Whether ``conf`` is newer than the running kernel's initramfs (or that is missing): its copy is stale."""
-    release = (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
     try:
         conf_mtime = os.stat(conf).st_mtime
     except OSError:
         return False
     try:
-        return conf_mtime > os.stat(sysfs.host_path('/boot/initrd.img-%s' % release)).st_mtime
+        return conf_mtime > os.stat(sysfs.host_path(initramfs_path())).st_mtime
     except OSError:
         return True
 
@@ -946,6 +951,12 @@ def main():
         if params['update_conf']:
             result['diff'].append(dict(before_header=params['mdadm_conf'], after_header=params['mdadm_conf'],
                                        before=conf_before or '', after=conf_after or ''))
+        if result['initramfs_updated']:
+            # A rebuild for an initramfs older than an unchanged mdadm.conf changes nothing above: say so.
+            initrd = initramfs_path()
+            result['diff'].append(dict(before_header=initrd, after_header=initrd,
+                                       before='copy of %s: out of date\n' % params['mdadm_conf'],
+                                       after='rebuilt by update-initramfs -u\n'))
     module.exit_json(**result)
 
 

@@ -148,7 +148,8 @@ attributes:
       and writes nothing.
     support: full
   diff_mode:
-    description: Returns each model's version, manifest digest, file count and size before and after.
+    description: Returns each model's version, manifest digest, file count and size before and after, and which files are
+      missing or changed in the live tree when that is why a model is synced again.
     support: full
   platform:
     description: Linux (C(renameat2), C(posix_fallocate), C(fdatasync)).
@@ -399,7 +400,11 @@ def describe(state):
     if not state:
         return 'absent'
     digest = (state['manifest_sha256'] or '')[:12]
-    return 'version %s (manifest %s), %d files, %d bytes' % (state['version'], digest, state['files'], state['bytes'])
+    text = 'version %s (manifest %s), %d files, %d bytes' % (state['version'], digest, state['files'], state['bytes'])
+    stale = state.get('stale')
+    if stale:
+        text += '; %d missing or changed: %s' % (len(stale), ', '.join(stale[:5]) + (', ...' if len(stale) > 5 else ''))
+    return text
 
 
 def marker_state(marker):
@@ -489,6 +494,9 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
         result.update(manifest_sha256=digest, files=len(plan['files']), bytes=plan['bytes'],
                       bytes_to_download=plan['bytes_to_download'], bytes_reused=plan['bytes_reused'],
                       bytes_resumed=plan['bytes_staged'], before=marker_state(plan['marker']))
+        if result['before'] and result['before']['manifest_sha256'] == digest:
+            # The wanted manifest already, yet synced again: live files are missing or changed. The diff says which.
+            result['before']['stale'] = sorted(row['path'] for row in plan['files'] if row['source'] != 'live')
         if plan['action'] == 'unmanaged' and not p['replace_unmanaged']:
             result.update(action='failed', error='%s exists and was not put there by model_sync (no %s marker): move it '
                           'away or set replace_unmanaged=true (the old tree is then kept in %s/replaced)'

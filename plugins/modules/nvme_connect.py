@@ -215,7 +215,8 @@ attributes:
     description: Nothing is connected, disconnected or written; RV(connections[].action) tells what would be done.
     support: full
   diff_mode:
-    description: Shows the connections and the boot records (secrets masked) before and after.
+    description: Shows the connections, the settings changed in place (O(connections[].ctrl_loss_tmo),
+      O(connections[].reconnect_delay), the host secret, masked) and the boot records (secrets masked) before and after.
     support: full
   platform:
     description: Linux with nvme-cli 2.x, sysfs and, for O(persistent=present), systemd.
@@ -966,6 +967,13 @@ def report(module, plan, result):
     if module._diff:
         after = connection_lines(ctrls) if not module.check_mode else planned_lines(plan['before'], plan['entries'])
         diffs = [dict(before_header='NVMe-oF connections', after_header='NVMe-oF connections', before=plan['before'], after=after)]
+        # Settings written in place leave the connection lines as they were: one line per setting.
+        updates = [u for e in plan['entries'] if e['action'] == 'updated' for u in e['updates']]
+        if updates:
+            diffs.append(dict(before_header='NVMe-oF controller settings', after_header='NVMe-oF controller settings',
+                              before=''.join('%s %s=%s\n' % (name, key, old) for name, key, old, dummy in updates),
+                              after=''.join('%s %s=%s\n' % (name, key, MASK + ' (replaced)' if key == 'dhchap_secret' else new)
+                                            for name, key, dummy, new in updates)))
         for change in plan['files']:
             diffs.append(dict(before_header=change['path'], after_header=change['path'],
                               before=masked_file(change['before'] or ''), after=masked_file(change['content'] or '')))

@@ -184,7 +184,8 @@ attributes:
     description: Nothing is written; RV(changes) lists what would be done.
     support: full
   diff_mode:
-    description: The nvmet configuration (keys masked) before and after.
+    description: The nvmet configuration (keys masked) before and after, and O(state_file) (keys masked, and its mode when
+      only that changes) when O(persistent=present).
     support: full
   platform:
     description: Linux with the nvmet kernel module and configfs.
@@ -393,6 +394,11 @@ def masked(state):
 
 def state_json(state):
     return json.dumps(state, indent=2, sort_keys=True) + '\n'
+
+
+def masked_file(text):
+    """A state file's text as the diff shows it, as written (a hand edit shows too), keys masked; '' for none."""
+    return re.sub(r'("(?:%s)"\s*:\s*)"[^"]+"' % '|'.join(SECRET_KEYS), r'\1' + json.dumps(MASK), text or '')
 
 
 # ------------------------------------------------------------------ validation
@@ -855,23 +861,32 @@ def main():
 
     after = want if module.check_mode else model_of(nvmet.read_state())
     before_state, after_state = state_of(current), state_of(after)
+    diff = [dict(before_header='nvmet configuration', after_header='nvmet configuration',
+                 before=state_json(masked(before_state)), after=state_json(masked(after_state)))]
     if params['persistent'] == 'present':
         content = state_json(after_state)
         old = textfile.read_text(sysfs.host_path(params['state_file']))
+        # The state file on its own: it changes without the configuration (missing, stale, its mode).
+        diff.append(dict(before_header=params['state_file'], after_header=params['state_file'],
+                         before=masked_file(old), after=masked_file(content)))
         if old != content:
             result['state_file_changed'] = True
             if not module.check_mode:
                 textfile.write_text_atomic(module, sysfs.host_path(params['state_file']), content,
                                            prefix='.inferops-nvmet.', mode=0o600, dir_mode=0o700, force_mode=True)
-        elif (os.stat(sysfs.host_path(params['state_file'])).st_mode & 0o777) != 0o600:
-            result['state_file_changed'] = True
-            if not module.check_mode:
-                os.chmod(sysfs.host_path(params['state_file']), 0o600)
+        else:
+            mode = stat.S_IMODE(os.stat(sysfs.host_path(params['state_file'])).st_mode)
+            if mode != 0o600:
+                result['state_file_changed'] = True
+                # As ansible.builtin.file shows a mode change.
+                diff.append(dict(before=dict(path=params['state_file'], mode='%04o' % mode),
+                                 after=dict(path=params['state_file'], mode='0600')))
+                if not module.check_mode:
+                    os.chmod(sysfs.host_path(params['state_file']), 0o600)
     result['subsystems'], result['ports'] = report(subsystems, ports, after)
     result['changed'] = bool(cfs.log) or result['state_file_changed']
     if module._diff:
-        result['diff'] = dict(before_header='nvmet configuration', after_header='nvmet configuration',
-                              before=state_json(masked(before_state)), after=state_json(masked(after_state)))
+        result['diff'] = diff
     module.exit_json(**result)
 
 

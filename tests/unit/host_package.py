@@ -8,12 +8,14 @@ the same code (module_utils/boot_package.py).
 * ``write_package(role, script, lib)`` - that zip, written to ``lib/<script stem>.pyz`` (``lib`` a
   pathlib.Path); run it with ``python3 -ES`` as the role's wrapper does;
 * ``installed_script(role, script, lib)`` - the script loaded from that zip in this process, with the zip
-  first on sys.path as ``python3 file.pyz`` puts it, and no ``inferops`` module left loaded after.
+  first on sys.path as ``python3 file.pyz`` puts it, and no ``inferops`` module left loaded after;
+* ``older_package(data)`` - that zip as an earlier release would have shipped it, to diff against.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import types
@@ -21,7 +23,7 @@ import zipfile
 
 from ansible_collections.inferops.node.plugins.module_utils import boot_package
 
-__all__ = ['MODULE_UTILS', 'role_script', 'write_package', 'installed_script']
+__all__ = ['MODULE_UTILS', 'role_script', 'write_package', 'installed_script', 'older_package', 'OLDER_LINE']
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 MODULE_UTILS = os.path.join(COLLECTION, 'plugins', 'module_utils')
@@ -39,6 +41,31 @@ def write_package(role, script, lib):
     path = lib / (os.path.splitext(script)[0] + '.pyz')
     path.write_bytes(data)
     return path
+
+
+# What older_package() changes: a line in nvmet.py, sysfs.py not shipped yet, a file shipped then and no more.
+OLDER_LINE = '# inferops.node 0.1: restored subsystems are logged one per line\n'
+
+
+def older_package(data):
+    """The package ``data`` (zip bytes of the nvmeof_target role's script) as an earlier release shipped it:
+    ``inferops/nvmet.py`` with one line more (OLDER_LINE, after its first line), no ``inferops/sysfs.py``,
+    and an ``inferops/configfs.py`` since folded into nvmet.py. Same zip layout as build() writes."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as new, zipfile.ZipFile(buffer, 'w') as old:
+        old.comment = new.comment
+        for info in new.infolist():
+            content = new.read(info)
+            if info.filename == 'inferops/sysfs.py':
+                continue
+            if info.filename == 'inferops/nvmet.py':
+                first, rest = content.split(b'\n', 1)
+                content = first + b'\n' + OLDER_LINE.encode() + rest
+            old.writestr(info, content)
+        gone = zipfile.ZipInfo('inferops/configfs.py', date_time=boot_package.EPOCH)
+        gone.external_attr = 0o100644 << 16
+        old.writestr(gone, b'CONFIGFS = "/sys/kernel/config"\n')
+    return buffer.getvalue()
 
 
 def _host_modules():

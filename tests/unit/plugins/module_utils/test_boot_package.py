@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""module_utils/boot_package.py: what each role's boot script ships, the zip's bytes, the refusal."""
+"""module_utils/boot_package.py: what each role's boot script ships, the zip's bytes, the refusal, the diff."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import subprocess
@@ -14,7 +15,8 @@ import zipfile
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import boot_package
-from ansible_collections.inferops.node.tests.unit.host_package import MODULE_UTILS, role_script, write_package
+from ansible_collections.inferops.node.tests.unit.host_package import (
+    MODULE_UTILS, OLDER_LINE, older_package, role_script, write_package)
 
 # Each role's boot script and the module_utils files its zip application carries.
 SHIPPED = [
@@ -91,3 +93,73 @@ def test_an_import_a_host_cannot_satisfy_is_refused(tmp_path, files, message):
     with pytest.raises(boot_package.BootPackageError) as error:
         boot_package.build(str(tmp_path / 'main.py'), str(tmp_path))
     assert str(error.value).startswith(message)
+
+
+DEST = '/usr/local/lib/inferops-nvmet-restore.pyz'
+
+
+def nvmet_package():
+    data, dummy = boot_package.build(role_script('nvmeof_target', 'inferops_nvmet_restore.py'), MODULE_UTILS)
+    return data
+
+
+def listed(data, names):
+    """The listing lines diff() writes: the zip's sha1 and size, then each file's, computed here on their own."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        lines = ['%s: sha1 %s, %d bytes' % (DEST, hashlib.sha1(data).hexdigest(), len(data))] + [
+            '%s  %6d  %s' % (hashlib.sha1(archive.read(n)).hexdigest(), len(archive.read(n)), n) for n in names]
+    return '\n'.join(lines) + '\n'
+
+
+NVMET_FILES = ['__main__.py', 'inferops/__init__.py', 'inferops/command.py', 'inferops/nvme_common.py',
+               'inferops/nvmet.py', 'inferops/sysfs.py']
+
+
+def test_no_diff_when_the_installed_package_is_the_same():
+    data = nvmet_package()
+    assert boot_package.diff(DEST, data, data, 104448) == []
+
+
+def test_first_install_lists_the_files_without_their_text():
+    data = nvmet_package()
+    assert boot_package.diff(DEST, None, data, 104448, 'file not found: ' + DEST) == [{
+        'before_header': '%s (file not found: %s)' % (DEST, DEST), 'before': '',
+        'after_header': DEST, 'after': listed(data, NVMET_FILES)}]
+
+
+def test_an_upgrade_lists_the_files_then_diffs_each_one_that_changes():
+    data = nvmet_package()
+    old = older_package(data)
+    listing, configfs, nvmet, sysfs = boot_package.diff(DEST, old, data, 104448)
+    old_files = NVMET_FILES[:3] + ['inferops/configfs.py'] + NVMET_FILES[3:5]
+    assert listing == {'before_header': DEST, 'before': listed(old, old_files),
+                       'after_header': DEST, 'after': listed(data, NVMET_FILES)}
+    with open(os.path.join(MODULE_UTILS, 'nvmet.py')) as handle:
+        text = handle.read()
+    assert nvmet == {'before_header': DEST + '/inferops/nvmet.py', 'after_header': DEST + '/inferops/nvmet.py',
+                     'before': text.replace('\n', '\n' + OLDER_LINE, 1), 'after': text}
+    assert configfs == {'before_header': DEST + '/inferops/configfs.py',
+                        'after_header': DEST + '/inferops/configfs.py (removed)',
+                        'before': 'CONFIGFS = "/sys/kernel/config"\n', 'after': ''}
+    with open(os.path.join(MODULE_UTILS, 'sysfs.py')) as handle:
+        assert sysfs == {'before_header': DEST + '/inferops/sysfs.py (absent)',
+                         'after_header': DEST + '/inferops/sysfs.py', 'before': '', 'after': handle.read()}
+
+
+def test_a_file_larger_than_the_callback_shows_gets_copys_marker():
+    data = nvmet_package()
+    entries = boot_package.diff(DEST, older_package(data), data, 10000)
+    # nvmet.py (18 kB) on both sides and sysfs.py (4 kB) after: only the small side is there to diff.
+    assert entries[2] == {'before_header': DEST + '/inferops/nvmet.py', 'after_header': DEST + '/inferops/nvmet.py',
+                          'dst_larger': 10000, 'src_larger': 10000}
+    assert set(entries[3]) == set(['before_header', 'after_header', 'before', 'after'])
+    assert len(boot_package.diff(DEST, older_package(data), data, 0)[2]['before']) > 10000  # 0: no limit
+
+
+def test_an_installed_file_that_is_not_a_zip_is_listed_as_it_is():
+    data = nvmet_package()
+    old = b'#!/usr/bin/python3\nprint("0.1.0 helper")\n'
+    assert boot_package.diff(DEST, old, data, 104448) == [{
+        'before_header': DEST + ' (not a zip application: File is not a zip file)',
+        'before': '%s: sha1 %s, %d bytes\n' % (DEST, hashlib.sha1(old).hexdigest(), len(old)),
+        'after_header': DEST, 'after': listed(data, NVMET_FILES)}]

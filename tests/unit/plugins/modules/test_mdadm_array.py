@@ -170,8 +170,13 @@ def test_update_initramfs_when_the_initramfs_is_older(tmp_path, monkeypatch, con
     system.on(['update-initramfs', '-u'])
     run_module(mdadm_array.main, model_args(conf))
     boot_initrd(system, conf, 60)
-    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True), check_mode=True)
+    failed, result = run_module(mdadm_array.main, model_args(conf, update_initramfs=True), check_mode=True, diff=True)
     assert not failed and not result['conf_changed'] and result['changed'] and result['initramfs_updated']
+    # The rebuild is the only change: the diff shows it (the arrays and mdadm.conf entries are the same before and after).
+    assert result['diff'][-1] == {
+        'before_header': '/boot/initrd.img-6.1.0-57-amd64', 'after_header': '/boot/initrd.img-6.1.0-57-amd64',
+        'before': 'copy of %s: out of date\n' % conf, 'after': 'rebuilt by update-initramfs -u\n'}
+    assert all(entry['before'] == entry['after'] for entry in result['diff'][:-1])
     # Without the option only the conf change is reported, for a handler.
     failed, result = run_module(mdadm_array.main, model_args(conf))
     assert not failed and not result['changed'] and not result['initramfs_updated']

@@ -105,6 +105,12 @@ def test_sync_multipart_objects_then_unchanged_is_skipped_without_reading(lab):
     assert lab['proxy'].gets == 1  # the manifest only
     assert result['total']['bytes_downloaded'] == 0
 
+    # A file gone from the live tree: synced again under the same manifest, and the diff says why.
+    (lab['dest'] / 'resnet' / 'config.pbtxt').unlink()
+    failed, result = lab['sync']([{'name': 'resnet', 'version': '3'}], check=True, diff=True)
+    assert not failed and result['changed'] is True and result['models'][0]['action'] == 'would_sync'
+    assert result['diff']['before'] == result['diff']['after'].replace('\n', '; 1 missing or changed: config.pbtxt\n')
+
 
 def test_check_mode_reports_and_downloads_nothing(lab):
     files = model_files(2)

@@ -377,9 +377,16 @@ def test_live_connection_is_unchanged_and_reported(tmp_path, monkeypatch):
 def test_ctrl_loss_tmo_and_reconnect_delay_change_in_place(tmp_path, monkeypatch):
     host = Host(tmp_path, monkeypatch, 'sysfs_tcp_live.json')
     lab_tree(host)
-    failed, result = run_module({'connections': [dict(TCP, nr_io_queues=2, queue_size=128, ctrl_loss_tmo=600, reconnect_delay=5)]})
+    failed, result = run_module({'connections': [dict(TCP, nr_io_queues=2, queue_size=128, ctrl_loss_tmo=600, reconnect_delay=5)]},
+                                diff=True)
     assert not failed, result
     assert result['changed'] and result['connections'][0]['action'] == 'updated'
+    # The connection lines stay the same: the settings written in place are the diff.
+    assert result['diff'][0]['before'] == result['diff'][0]['after']
+    assert result['diff'][1] == {
+        'before_header': 'NVMe-oF controller settings', 'after_header': 'NVMe-oF controller settings',
+        'before': 'nvme0 reconnect_delay=2\nnvme0 ctrl_loss_tmo=120\n',  # lab_tree's
+        'after': 'nvme0 reconnect_delay=5\nnvme0 ctrl_loss_tmo=600\n'}
     assert host.read('/sys/class/nvme/nvme0/reconnect_delay') == '5'
     assert host.read('/sys/class/nvme/nvme0/ctrl_loss_tmo') == '600'
     assert host.calls == []

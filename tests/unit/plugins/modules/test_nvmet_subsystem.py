@@ -283,6 +283,26 @@ def test_recorded_target_is_idempotent(tmp_path, monkeypatch):
     assert result['changes'] == [] and kernel.writes == []
 
 
+def test_the_state_file_alone_shows_in_the_diff(tmp_path, monkeypatch):
+    """configfs already right: a missing state file, then one with mode 0644, are the only changes - and the diff's."""
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    saved = '/etc/nvmet/inferops-nvmet.json'
+    failed, result = run_module(lab_args(kernel), check_mode=True, diff=True)
+    assert not failed and result['changed'] and result['changes'] == []
+    configuration, state_file = result['diff']
+    assert configuration['before'] == configuration['after']
+    assert state_file == {'before_header': saved, 'after_header': saved, 'before': '', 'after': fixture('state_file.json')}
+    os.makedirs(kernel.path('/etc/nvmet'))
+    with open(kernel.path(saved), 'w') as handle:
+        handle.write(fixture('state_file.json'))
+    os.chmod(kernel.path(saved), 0o644)
+    failed, result = run_module(lab_args(kernel), diff=True)
+    assert not failed and result['changed'] and result['changes'] == []
+    assert [entry['before'] == entry['after'] for entry in result['diff'][:2]] == [True, True]
+    assert result['diff'][2] == {'before': {'path': saved, 'mode': '0644'}, 'after': {'path': saved, 'mode': '0600'}}
+    assert stat.S_IMODE(os.stat(kernel.path(saved)).st_mode) == 0o600
+
+
 def test_check_mode_on_a_fresh_target(tmp_path, monkeypatch):
     kernel = FakeKernel(tmp_path, monkeypatch, snapshot=None)
     failed, result = run_module(lab_args(kernel), check_mode=True, diff=True)
@@ -291,7 +311,8 @@ def test_check_mode_on_a_fresh_target(tmp_path, monkeypatch):
     assert kernel.writes == [] and os.listdir(kernel.path(nvmet.ROOT + '/subsystems')) == []
     assert not os.path.exists(kernel.path('/etc/nvmet/inferops-nvmet.json'))
     assert 'mkdir subsystems/%s' % SUB in result['changes']
-    after = json.loads(result['diff']['after'])
+    after = json.loads(result['diff'][0]['after'])
+    assert result['diff'][1]['before'] == '' and json.loads(result['diff'][1]['after']) == after
     assert after['subsystems'][0]['allowed_hosts'] == [HOST]
     assert [p['portid'] for p in after['ports']] == [1, 2]
 
@@ -502,6 +523,7 @@ def test_dhchap_keys_need_kernel_support_and_are_never_shown(tmp_path, monkeypat
     assert not failed, result
     assert 'write hosts/%s/dhchap_key = ********' % HOST in result['changes']
     assert KEY not in json.dumps(result)
+    assert '"dhchap_key": "********"' in result['diff'][1]['after']
     assert kernel.read(nvmet.ROOT + '/hosts/%s/dhchap_key' % HOST) == KEY
     assert json.loads(open(kernel.path('/etc/nvmet/inferops-nvmet.json')).read())['hosts'][0]['dhchap_key'] == KEY
 
