@@ -163,7 +163,7 @@ def _is_nqn(value):
 # ---- the role's input --------------------------------------------------------------------------------
 
 def expect_errors(expect, name='k8s_node_labels'):
-    """Problems of the role's input (``prefix``, ``nvmeof_connections``, ``nvmeof_read_ahead_kb``,
+    """Problems of the role's input (``prefix``, ``nvmeof_connections``, ``nvmeof_read_ahead_kb``, ``nvmeof_settle_seconds``,
     ``tuning_profile``, ``sysctl_file``, ``triton_endpoints``, ``triton_models``, and ``expiry_hours`` /
     ``refresh_hours`` when given), each naming ``<name>_<key>``, the value and the fix."""
     errors = []
@@ -188,6 +188,10 @@ def expect_errors(expect, name='k8s_node_labels'):
         if conn.get('transport') not in TRANSPORTS:
             errors.append('%s.transport = %s: must be one of %s'
                           % (where, shown(conn.get('transport')), ', '.join(TRANSPORTS)))
+    settle = expect.get('nvmeof_settle_seconds', 0)
+    if isinstance(settle, bool) or not isinstance(settle, int) or settle < 0:
+        errors.append('%s_nvmeof_settle_seconds = %s: must be a whole number of seconds, 0 or more (60: a minute '
+                      'for a reconnect in progress)' % (name, shown(settle)))
     read_ahead = expect.get('nvmeof_read_ahead_kb')
     if read_ahead is not None and (isinstance(read_ahead, bool) or not isinstance(read_ahead, int) or read_ahead < 0):
         errors.append('%s_nvmeof_read_ahead_kb = %s: must be a whole number of KiB (4096 for 4 MiB) or null'

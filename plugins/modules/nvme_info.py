@@ -24,7 +24,17 @@ description:
   - Sysfs only; nvme-cli is not needed. Values the kernel does not know (the PCIe link of an emulated drive,
     the NUMA node of a single-node machine) are null.
   - Never changes anything.
-options: {}
+options:
+  settle_timeout:
+    description:
+      - Seconds to wait, before reading, while a fabrics controller is V(connecting) or V(resetting) - a
+        reconnect in progress (a keep-alive timeout on a loaded host, a path flap) is then not read as a
+        lost connection by whoever decides on this read (node labels, the audit).
+      - V(0) reads at once. A controller still in such a state when the time is up is read as it is and
+        named in RV(settling).
+    type: int
+    default: 0
+    version_added: 0.2.0
 extends_documentation_fragment:
   - inferops.node.info_module
 attributes:
@@ -42,6 +52,11 @@ EXAMPLES = r'''
   inferops.node.nvme_info:
   register: nvme
 
+- name: Read the fabric, giving a reconnect in progress up to a minute
+  inferops.node.nvme_info:
+    settle_timeout: 60
+  register: fabric
+
 - name: Drives whose PCIe link trained below what they can do
   ansible.builtin.debug:
     msg: "{{ nvme.controllers | selectattr('pci_link') | selectattr('pci_link.downgraded') | map(attribute='serial') }}"
@@ -52,6 +67,14 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+settling:
+  description:
+    - Fabrics controllers still V(connecting) or V(resetting) when read (after O(settle_timeout)).
+  returned: always
+  type: list
+  elements: str
+  sample: [nvme1]
+  version_added: 0.2.0
 controllers:
   description: Every NVMe controller, sorted by name.
   returned: always
@@ -255,16 +278,33 @@ namespaces:
                max_sectors_kb: 512, nr_hw_queues: 2, hw_queue_cpus: ['0', '1']}
 '''
 
+import time
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils import nvme_devices
 
 
+# Fabrics controller states that end by themselves: the kernel is reconnecting or resetting it.
+SETTLING_STATES = ('connecting', 'resetting')
+
+
+def settling(controllers):
+    return [c['name'] for c in controllers if c.get('transport') != 'pcie' and c.get('state') in SETTLING_STATES]
+
+
 def main():
-    module = AnsibleModule(argument_spec={}, supports_check_mode=True)
+    module = AnsibleModule(argument_spec={'settle_timeout': {'type': 'int', 'default': 0}}, supports_check_mode=True)
+    timeout = module.params['settle_timeout']
+    if timeout < 0:
+        module.fail_json(msg='settle_timeout = %d: must be 0 or more seconds' % timeout)
+    deadline = time.monotonic() + timeout
     controllers = nvme_devices.controllers()
+    while settling(controllers) and time.monotonic() < deadline:
+        time.sleep(1)
+        controllers = nvme_devices.controllers()
     namespaces = nvme_devices.namespaces(controllers)
-    module.exit_json(changed=False, controllers=controllers, namespaces=namespaces)
+    module.exit_json(changed=False, controllers=controllers, namespaces=namespaces, settling=settling(controllers))
 
 
 if __name__ == '__main__':

@@ -196,6 +196,13 @@ def test_expect_errors_name_variable_value_and_fix():
     assert nl.plan({'prefix': 'k8s.io'})['labels'] == {}
 
 
+@pytest.mark.parametrize('settle, ok', [(0, True), (60, True), (-1, False), ('60', False), (True, False)])
+def test_settle_seconds(settle, ok):
+    errors = nl.expect_errors({'nvmeof_settle_seconds': settle})
+    assert errors == ([] if ok else ['k8s_node_labels_nvmeof_settle_seconds = %s: must be a whole number of seconds, '
+                                     '0 or more (60: a minute for a reconnect in progress)' % nl.shown(settle)])
+
+
 @pytest.mark.parametrize('subnqn', ['nqn.pool', 'nqn.1900-01.internal.ai:pool', 'nqn.2026-09.internal.ai:a/b'])
 def test_subnqn_follows_the_nvmeof_roles_nqn_rule(subnqn):
     """What nvmeof_initiator would refuse to connect to (module_utils/nvme_common.py check_nqn) is refused."""

@@ -127,3 +127,52 @@ def test_every_returned_field_is_documented(tmp_path, monkeypatch, tree):
         assert (fabric[0]['cntrltype'], fabric[0]['ctrl_loss_tmo'], fabric[0]['reconnect_delay']) == ('io', 120, 2)
         assert fabric[1]['paths'] == [{'name': 'nvme0c1n1', 'ana_state': 'optimized'},
                                       {'name': 'nvme0c1n2', 'ana_state': 'optimized'}]
+
+
+class Clock(object):
+    """time.monotonic/time.sleep of nvme_info: each sleep advances the clock and may swap compute1's tree."""
+
+    def __init__(self, host, monkeypatch, live_after=None):
+        self.now, self.sleeps, self.host, self.live_after = 0.0, 0, host, live_after
+        monkeypatch.setattr(nvme_info.time, 'monotonic', lambda: self.now)
+        monkeypatch.setattr(nvme_info.time, 'sleep', self.sleep)
+
+    def sleep(self, seconds):
+        self.now += seconds
+        self.sleeps += 1
+        if self.sleeps == self.live_after:
+            self.host.load('sysfs_rdma_live.json')
+
+
+def test_settling_names_a_reconnecting_controller_without_waiting(tmp_path, monkeypatch):
+    """target1's rdma port down: nvme1 is connecting; settle_timeout 0 (the default) reads at once."""
+    clock = Clock(Host(tmp_path, monkeypatch, 'sysfs_rdma_connecting.json'), monkeypatch)
+    failed, result = run_module(nvme_info.main, {})
+    assert not failed and result['settling'] == ['nvme1'] and clock.sleeps == 0
+    assert [c['state'] for c in result['controllers'] if c['name'] == 'nvme1'] == ['connecting']
+
+
+def test_settle_timeout_waits_for_the_reconnect(tmp_path, monkeypatch):
+    """The controller comes back live after 3 s: the read is the live one, nothing left settling."""
+    clock = Clock(Host(tmp_path, monkeypatch, 'sysfs_rdma_connecting.json'), monkeypatch, live_after=3)
+    failed, result = run_module(nvme_info.main, {'settle_timeout': 60})
+    assert not failed and result['settling'] == [] and clock.sleeps == 3
+    assert [c['state'] for c in result['controllers'] if c['transport'] == 'rdma'] == ['live']
+
+
+def test_settle_timeout_gives_up_and_reads_what_is_there(tmp_path, monkeypatch):
+    clock = Clock(Host(tmp_path, monkeypatch, 'sysfs_rdma_connecting.json'), monkeypatch)
+    failed, result = run_module(nvme_info.main, {'settle_timeout': 5})
+    assert not failed and result['settling'] == ['nvme1'] and clock.now == 5.0
+
+
+def test_settle_timeout_does_not_wait_on_a_live_fabric(tmp_path, monkeypatch):
+    clock = Clock(Host(tmp_path, monkeypatch, 'sysfs_rdma_live.json'), monkeypatch)
+    failed, result = run_module(nvme_info.main, {'settle_timeout': 60})
+    assert not failed and result['settling'] == [] and clock.sleeps == 0
+
+
+def test_negative_settle_timeout_is_refused(tmp_path, monkeypatch):
+    Host(tmp_path, monkeypatch, 'sysfs_rdma_live.json')
+    failed, result = run_module(nvme_info.main, {'settle_timeout': -1})
+    assert failed and result['msg'] == 'settle_timeout = -1: must be 0 or more seconds'
