@@ -21,8 +21,9 @@ boot-time script:
 * ``apply`` - write the masks (``sysfs.write_attr``, read back), and the IRQs through
   ``irq.plan`` / ``irq.apply`` (kernel-managed vectors are reported, not errors);
 * ``irqbalance_ban`` - tell a running irqbalance to leave the pinned vectors alone (its socket's
-  ``settings ban irqs``): irqbalance re-places every IRQ it balances within seconds, pins included,
-  and the ban lives as long as the daemon (the role's unit re-runs when irqbalance restarts).
+  ``settings ban irqs``, ``irqbalance_socket`` waits for a daemon still starting to open it):
+  irqbalance re-places every IRQ it balances within seconds, pins included, and the ban lives as
+  long as the daemon (the role's unit re-runs when irqbalance restarts).
 
 No Ansible imports, only the standard library and sibling files (imported relatively): the
 nic_queues role installs them in the zip application ``/usr/local/lib/inferops-nic-queues.pyz``.
@@ -46,7 +47,7 @@ from .cpulist import CpuListError, cpulist_to_mask, format_cpulist, mask_to_cpus
 __all__ = [
     'NicError', 'SELECTORS', 'NET', 'normalize_mac', 'normalize_pci', 'queue_of_irq', 'nr_cpu_ids',
     'interfaces', 'interface', 'input_errors', 'select', 'plan', 'irq_plan', 'apply', 'changed',
-    'irqbalance_ban', 'IRQBALANCE_SOCKETS',
+    'irqbalance_ban', 'irqbalance_socket', 'irqbalance_pids', 'IRQBALANCE_SOCKET', 'IRQBALANCE_WAIT',
 ]
 
 NET = '/sys/class/net'
@@ -453,33 +454,72 @@ def changed(queues, irqs):
 
 # ---------------------------------------------------------------- irqbalance
 
-# irqbalance >= 1.7 listens on /run/irqbalance/irqbalance<pid>.sock (the unit's RuntimeDirectory).
-IRQBALANCE_SOCKETS = '/run/irqbalance/irqbalance*.sock'
+# irqbalance >= 1.7 listens on /run/irqbalance/irqbalance<pid>.sock (the unit's RuntimeDirectory) once it
+# has read the IRQs for the first time: seconds after it starts, tens of seconds on a loaded machine. A
+# ban sent before that is lost, and the daemon then moves the pinned vectors (a clean-clone CI run
+# failed on it: the role pinned the NIC right after irq_affinity restarted irqbalance, found no socket
+# and banned nothing; irqbalance moved both receive vectors within the minute).
+IRQBALANCE_SOCKET = '/run/irqbalance/irqbalance%d.sock'
+IRQBALANCE_WAIT = 30
+PROC = '/proc'
+
+
+def irqbalance_pids():
+    """PIDs of the irqbalance daemons that run (``/proc/<pid>/comm``), lowest first."""
+    pids = []
+    for path in glob.glob(os.path.join(sysfs.host_path(PROC), '[0-9]*', 'comm')):
+        try:
+            with open(path) as handle:
+                comm = handle.read().strip()
+        except OSError:  # the process has exited since the listing
+            continue
+        if comm == 'irqbalance':
+            pids.append(int(os.path.basename(os.path.dirname(path))))
+    return sorted(pids)
+
+
+def irqbalance_socket(wait=0.0):
+    """``(pid, socket)`` of the running irqbalance, waiting up to ``wait`` seconds for a daemon that is
+    still starting to open its socket: ``(None, None)`` when no irqbalance runs, ``(pid, None)`` when it
+    runs without a socket. A socket left by an earlier daemon is never chosen: the name holds the PID."""
+    deadline = time.monotonic() + wait
+    while True:
+        pids = irqbalance_pids()
+        if not pids:
+            return None, None
+        for pid in reversed(pids):
+            if sysfs.exists(IRQBALANCE_SOCKET % pid):
+                return pid, IRQBALANCE_SOCKET % pid
+        if time.monotonic() >= deadline:
+            return pids[-1], None
+        time.sleep(0.5)
 
 
 def irqbalance_ban(numbers, wait=0.0):
     """Send ``settings ban irqs <numbers>`` to the running irqbalance (it then never moves them until
-    it exits; it checks the sender's credentials, so they go along). Returns the socket path, or None
-    when no irqbalance listens (none running, or none found within ``wait`` seconds). Raises
-    ``NicError`` when the socket refuses."""
-    deadline = time.monotonic() + wait
-    while True:
-        paths = sorted(glob.glob(sysfs.host_path(IRQBALANCE_SOCKETS)))
-        if paths or time.monotonic() >= deadline:
-            break
-        time.sleep(0.5)
-    if not paths or not numbers:
+    it exits; it checks the sender's credentials, so they go along). Returns the socket's path, or None
+    when no irqbalance runs. Raises ``NicError`` when irqbalance runs but has not opened its socket within
+    ``wait`` seconds, or the socket refuses: pinning anyway would be undone by the daemon."""
+    if not numbers:
         return None
-    message = ('settings ban irqs %s' % ' '.join('%d' % n for n in sorted(numbers))).encode('ascii')
+    irqs = ' '.join('%d' % n for n in sorted(numbers))
+    pid, path = irqbalance_socket(wait)
+    if pid is None:
+        return None
+    if path is None:
+        raise NicError(
+            'irqbalance (PID %d) runs but has not opened %s within %d s, so it cannot be told to leave IRQs %s '
+            'alone and would move them: wait until irqbalance has started (journalctl -u irqbalance), or ban '
+            'them in its own configuration and set irqbalance_ban=false' % (pid, IRQBALANCE_SOCKET % pid, wait, irqs))
+    message = ('settings ban irqs %s' % irqs).encode('ascii')
     credentials = struct.pack('3i', os.getpid(), os.getuid(), os.getgid())
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(5)
-        sock.connect(paths[-1])
+        sock.connect(sysfs.host_path(path))
         sock.sendmsg([message], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, credentials)])
     except OSError as exc:
-        raise NicError('cannot tell irqbalance (%s) to leave IRQs %s alone: %s' % (
-            paths[-1], ' '.join('%d' % n for n in sorted(numbers)), exc))
+        raise NicError('cannot tell irqbalance (%s) to leave IRQs %s alone: %s' % (path, irqs, exc))
     finally:
         sock.close()
-    return paths[-1]
+    return path

@@ -19,8 +19,8 @@ description:
     mask (C(xps_cpus)) and rate limit.
   - Lists the MSI(-X) vectors of the interface's PCI function with their names, affinities and, where the
     name tells, the queue each serves - the vectors M(inferops.node.nic_queues) pins.
-  - Reports the online CPUs, the kernel's mask width (C(nr_cpu_ids)) and whether an irqbalance socket is
-    listening (a running irqbalance moves IRQs it was not told to leave alone).
+  - Reports the online CPUs, the kernel's mask width (C(nr_cpu_ids)) and whether irqbalance runs and
+    listens on its socket (a running irqbalance moves IRQs it was not told to leave alone).
   - Never changes anything.
 options:
   names:
@@ -122,21 +122,25 @@ nr_cpu_ids:
   returned: always
   type: int
   sample: 2
+irqbalance_pid:
+  description: The PID of the running irqbalance, null when none runs.
+  returned: always
+  type: int
+  sample: 474
+  version_added: 0.2.0
 irqbalance_socket:
-  description: The socket of a running irqbalance, null when none listens.
+  description: The socket of the running irqbalance (named after its PID, so never one left by an earlier
+    daemon); null when none runs, or it has not opened its socket (yet).
   returned: always
   type: str
   sample: /run/irqbalance/irqbalance474.sock
 '''
-
-import glob
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import irq
 from ansible_collections.inferops.node.plugins.module_utils import nic_queues
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import format_cpulist
 
 
@@ -149,8 +153,7 @@ def main():
         module.fail_json(msg=to_native(exc), **result)
     result['nr_cpu_ids'] = nic_queues.nr_cpu_ids()
     result['interfaces'] = nic_queues.interfaces(module.params['names'])
-    sockets = sorted(glob.glob(sysfs.host_path(nic_queues.IRQBALANCE_SOCKETS)))
-    result['irqbalance_socket'] = sockets[-1][len(sysfs.ROOT):] if sockets and sysfs.ROOT else (sockets[-1] if sockets else None)
+    result['irqbalance_pid'], result['irqbalance_socket'] = nic_queues.irqbalance_socket()
     module.exit_json(**result)
 
 

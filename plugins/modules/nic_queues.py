@@ -80,6 +80,9 @@ options:
         vectors alone (C(settings ban irqs)); irqbalance would otherwise move them back within seconds. The
         ban lasts until irqbalance exits; the C(inferops.node.nic_queues) role re-applies it when irqbalance
         restarts. Without a running irqbalance nothing happens.
+      - An irqbalance that has just started opens its socket only after its first read of the IRQs; the
+        module waits up to 30 seconds for it, and fails without changing anything when the daemon runs but
+        never opens it (the pins would not last).
     type: bool
     default: true
 attributes:
@@ -225,7 +228,7 @@ managed_irqs:
   type: list
   elements: int
 irqbalance_socket:
-  description: The irqbalance socket the ban was sent to; null when no irqbalance listens, in check mode, or
+  description: The irqbalance socket the ban was sent to; null when no irqbalance runs, in check mode, or
     with O(irqbalance_ban=false).
   returned: always
   type: str
@@ -289,7 +292,8 @@ def main():
     else:
         if params['irqbalance_ban'] and vectors:
             try:
-                result['irqbalance_socket'] = nic_queues.irqbalance_ban([e['irq'] for e in vectors])
+                result['irqbalance_socket'] = nic_queues.irqbalance_ban([e['irq'] for e in vectors],
+                                                                        wait=nic_queues.IRQBALANCE_WAIT)
             except nic_queues.NicError as exc:
                 module.fail_json(msg='nothing was changed: %s' % to_native(exc), **result)
             if result['irqbalance_socket']:

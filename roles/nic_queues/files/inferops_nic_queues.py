@@ -42,8 +42,8 @@ def apply(path):
     vectors = nic_queues.irq_plan(planned, online)
     if config.get('irqbalance_ban', True) and vectors:
         try:
-            # irqbalance creates its socket shortly after it starts (this unit runs after it).
-            if nic_queues.irqbalance_ban([e['irq'] for e in vectors], wait=10):
+            # irqbalance opens its socket some seconds after it starts (this unit runs after it).
+            if nic_queues.irqbalance_ban([e['irq'] for e in vectors], wait=nic_queues.IRQBALANCE_WAIT):
                 time.sleep(1)
         except nic_queues.NicError as exc:
             print('inferops-nic-queues: %s' % exc)

@@ -212,7 +212,7 @@ def test_host_script_apply(fresh, host_script, tmp_path, monkeypatch, capsys):
     assert out[1:] == ['enp0s17 rx-0 -> 2 (CPUs 1)', 'enp0s17 rx-1 -> 1 (CPUs 0)', 'enp0s17 tx-0 -> 2 (CPUs 1)',
                        'enp0s17 tx-1 -> 1 (CPUs 0)', 'IRQ 32 (virtio2-input.0) -> 1', 'IRQ 34 (virtio2-input.1) -> 0',
                        'inferops-nic-queues: 1 interface(s), 4 queue(s), 4 IRQ(s), 0 failed, 1 skipped']
-    assert bans == [([32, 33, 34, 35], 10)]
+    assert bans == [([32, 33, 34, 35], nic_queues.IRQBALANCE_WAIT)]
     assert host_script.main(['inferops-nic-queues.py', str(config)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         'inferops-nic-queues: 1 interface(s), 4 queue(s), 4 IRQ(s), 0 failed, 1 skipped')

@@ -86,7 +86,8 @@ def test_offline_cpu_refused(fresh):
 def test_nic_info(applied):
     failed, result = run_module(nic_info.main, {'names': ['enp0s17']})
     assert not failed and result['changed'] is False and applied.calls == []
-    assert result['online_cpus'] == '0-1' and result['nr_cpu_ids'] == 2 and result['irqbalance_socket'] is None
+    assert result['online_cpus'] == '0-1' and result['nr_cpu_ids'] == 2
+    assert result['irqbalance_pid'] is None and result['irqbalance_socket'] is None
     (nic,) = result['interfaces']
     assert (nic['name'], nic['mac'], nic['pci_address'], nic['driver'], nic['rx_queues'], nic['tx_queues']) == (
         'enp0s17', MAC, '0000:00:11.0', 'virtio_net', 2, 2)
