@@ -6,6 +6,8 @@
   store.py model --work DIR --name N --version V --seed S [--size BYTES]   # DIR/src/N-V: a Triton model dir
   store.py array --work DIR     # DIR/models: an XFS on a loop device (DIR/array.img), mounted
   store.py recreate --work DIR  # unmount it, a new empty XFS on the same device (mkfs.xfs -f), mount it again
+  store.py unmount --work DIR   # unmount it (the array not mounted: DIR/models is an empty directory again)
+  store.py mount --work DIR     # mount the same XFS again (after unmount)
   store.py stop --work DIR      # ends the server started by start (its pid from store.json), unmounts
                                 # DIR/models and detaches the loop device
 
@@ -67,7 +69,7 @@ def loop_devices(image):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument('command', choices=['start', 'model', 'array', 'recreate', 'stop'])
+    parser.add_argument('command', choices=['start', 'model', 'array', 'recreate', 'unmount', 'mount', 'stop'])
     parser.add_argument('--work', required=True)
     parser.add_argument('--name')
     parser.add_argument('--version')
@@ -107,6 +109,19 @@ def main():
         run('umount', models)
         after = make_xfs(before['source'], models)
         print(json.dumps({'changed': True, 'before': before, 'after': after}))
+    elif args.command == 'unmount':
+        before = filesystem(models)
+        if not before or before['source'] not in loop_devices(image):
+            sys.exit('%s is not the XFS of %s (store.py array): %s' % (models, image, before))
+        run('umount', models)
+        print(json.dumps({'changed': True, 'before': before, 'entries': sorted(os.listdir(models))}))
+    elif args.command == 'mount':
+        devices = loop_devices(image)
+        if filesystem(models) or len(devices) != 1:
+            sys.exit('%s: already mounted (%s) or not one loop device of %s: %s'
+                     % (models, filesystem(models), image, devices))
+        run('mount', '-t', 'xfs', devices[0], models)
+        print(json.dumps({'changed': True, 'after': dict(filesystem(models), entries=sorted(os.listdir(models)))}))
     else:
         changed = False
         if os.path.exists(state):
