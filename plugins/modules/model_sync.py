@@ -27,7 +27,7 @@ description:
   - Fast when nothing changed - a marker (C(.inferops-model-sync.json)) in each model directory records the
     manifest's sha256; a model whose manifest is unchanged and whose files are all present with their sizes is
     skipped without reading them (one small GET of the manifest per model).
-  - Safe - refuses a destination on the root filesystem (O(require_mount): the models array not mounted);
+  - Safe - refuses a destination on the root filesystem (the models array not mounted, O(require_mount));
     refuses before downloading anything when the destination lacks the space (naming each model and the
     shortfall); replaces or removes only directories that carry its marker (O(replace_unmanaged) to adopt one);
     removes models only with O(models[].state=absent) or O(prune).
@@ -63,7 +63,7 @@ options:
     description:
       - Refuse, before reading the store or writing anything (check mode too), a O(destination) that is on the
         root filesystem - neither it nor a directory above it (below C(/)) is a mount point. That is the
-        models array not mounted (assembly failed at boot with C(nofail) in fstab, an operator's C(umount)):
+        models array not mounted (assembly failed at boot with C(nofail) in fstab, an operator's C(umount)) -
         its empty mount-point directory is still there, and a sync would fill the root filesystem.
       - Read from C(/proc/self/mountinfo), symlinks resolved; a bind mount counts as a mount point.
       - V(false) when writing the models to the root filesystem is intended (a test host, a small model).
