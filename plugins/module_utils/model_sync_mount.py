@@ -22,16 +22,11 @@ type, for the refusal) - and a pure function over its text is tested on recorded
 
 from __future__ import annotations
 
-import re
+from ansible_collections.inferops.node.plugins.module_utils.findmnt import unescape
 
 __all__ = ['MOUNTINFO', 'mount_of', 'mount_problem', 'parse_mountinfo']
 
 MOUNTINFO = '/proc/self/mountinfo'
-
-
-def _unescape(text):
-    """mountinfo escapes a blank, tab, newline and backslash in a path as octal (``\\040``)."""
-    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), text)
 
 
 def parse_mountinfo(text):
@@ -43,13 +38,12 @@ def parse_mountinfo(text):
     mounts = []
     for line in text.splitlines():
         fields = line.split(' ')
-        if '-' not in fields[6:]:
+        # The optional fields end at the first lone '-', after the six fixed ones.
+        tail = fields[fields.index('-', 6) + 1:] if '-' in fields[6:] else []
+        if len(tail) < 2:
             continue
-        tail = fields[fields.index('-', 6) + 1:]
-        if len(fields) < 7 or len(tail) < 2:
-            continue
-        mounts.append({'id': fields[0], 'parent': fields[1], 'root': _unescape(fields[3]),
-                       'mount_point': _unescape(fields[4]), 'fstype': tail[0], 'source': _unescape(tail[1])})
+        mounts.append({'id': fields[0], 'parent': fields[1], 'root': unescape(fields[3]),
+                       'mount_point': unescape(fields[4]), 'fstype': tail[0], 'source': unescape(tail[1])})
     return mounts
 
 
