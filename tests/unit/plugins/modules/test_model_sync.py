@@ -278,8 +278,8 @@ def test_destination_on_the_root_filesystem_is_refused_before_any_request_or_wri
     # The build host's recorded mount table (fixtures/model_sync): only /proc, /sys, /dev and /mnt/sandboxing
     # are mounted below /, so a real directory in /var/tmp is on the root filesystem in it. (tmp_path may
     # be on a tmpfs - /dev/shm here - a mount of its own, which the rule lets pass.)
-    monkeypatch.setattr(model_sync, 'MOUNTINFO', os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures',
-                                                             'model_sync', 'mountinfo_host.txt'))
+    table = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'model_sync', 'mountinfo_host.txt')
+    monkeypatch.setattr(model_sync, 'MOUNTINFO', table)
     dest = tempfile.mkdtemp(prefix='model-sync-unmounted-', dir='/var/tmp')
     try:
         upload_model(lab['client'], lab['bucket'], 'resnet/1', model_files(9, big=MIB))
