@@ -17,6 +17,8 @@ apt_packages=(
   prometheus chromium
   # ansible-test's shellcheck sanity test skips itself when shellcheck is missing.
   shellcheck
+  # molecule/model_sync re-creates the models array's XFS (on a loop device) with mkfs.xfs.
+  xfsprogs
 )
 
 missing=()

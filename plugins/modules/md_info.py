@@ -381,11 +381,6 @@ from ansible_collections.inferops.node.plugins.module_utils.command import Comma
 BINS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'wipefs', 'update-initramfs')
 
 
-def unescape(text):
-    """fstab/mountinfo octal escapes (``\\040`` for a blank)."""
-    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), text)
-
-
 def read_mounts(runner):
     """Mount point -> top mount; kernel name -> mount points of each /dev source."""
     entries = findmnt.mount_entries(runner, 'md_info')
@@ -434,7 +429,7 @@ def read_fstab():
     for line in (sysfs.read_attr('/etc/fstab') or '').splitlines():
         fields = line.split()
         if len(fields) >= 4 and not fields[0].startswith('#'):
-            fstab[unescape(fields[1])] = (fields + ['0', '0'])[:6]
+            fstab[findmnt.unescape(fields[1])] = (fields + ['0', '0'])[:6]
     return fstab
 
 

@@ -27,7 +27,8 @@ description:
   - Fast when nothing changed - a marker (C(.inferops-model-sync.json)) in each model directory records the
     manifest's sha256; a model whose manifest is unchanged and whose files are all present with their sizes is
     skipped without reading them (one small GET of the manifest per model).
-  - Safe - refuses before downloading anything when the destination lacks the space (naming each model and the
+  - Safe - refuses a destination on the root filesystem (the models array not mounted, O(require_mount));
+    refuses before downloading anything when the destination lacks the space (naming each model and the
     shortfall); replaces or removes only directories that carry its marker (O(replace_unmanaged) to adopt one);
     removes models only with O(models[].state=absent) or O(prune).
   - Fast - files are fetched as byte ranges of O(part_size) by O(connections) threads, each on its own
@@ -55,8 +56,19 @@ options:
     description:
       - The model repository (Triton's C(--model-repository) on the host). Must exist - it is the models
         array's mount point; the module never creates it, so a missing mount cannot fill the root filesystem.
+      - With O(require_mount) (the default) it must also be on a filesystem of its own - see there.
     type: path
     default: /data/models
+  require_mount:
+    description:
+      - Refuse, before reading the store or writing anything (check mode too), a O(destination) that is on the
+        root filesystem - neither it nor a directory above it (below C(/)) is a mount point. That is the
+        models array not mounted (assembly failed at boot with C(nofail) in fstab, an operator's C(umount)) -
+        its empty mount-point directory is still there, and a sync would fill the root filesystem.
+      - Read from C(/proc/self/mountinfo), symlinks resolved; a bind mount counts as a mount point.
+      - V(false) when writing the models to the root filesystem is intended (a test host, a small model).
+    type: bool
+    default: true
   staging_dir:
     description:
       - Staging area; default C(<destination>/.inferops-model-sync). Must be on the same filesystem as
@@ -301,6 +313,11 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest 
     normalize_models,
     parse_manifest,
 )
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_mount import (
+    MOUNTINFO,
+    mount_problem,
+    parse_mountinfo,
+)
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import (
     Staging,
     plan_model,
@@ -323,6 +340,7 @@ ARGUMENT_SPEC = dict(
     bucket=dict(type='str'),
     ca_path=dict(type='path'),
     destination=dict(type='path', default='/data/models'),
+    require_mount=dict(type='bool', default=True),
     staging_dir=dict(type='path'),
     models=dict(type='list', elements='dict', required=True, options=dict(
         name=dict(type='str', required=True),
@@ -429,6 +447,17 @@ def run(module):
     if not os.path.isdir(destination):
         raise Refusal('destination %s does not exist or is not a directory: mount the models array first (the module '
                       'never creates it, so a missing mount cannot fill the root filesystem)' % destination)
+    if p['require_mount']:
+        # Before the store is read and before the staging area or the lock exists: nothing is written.
+        try:
+            with open(MOUNTINFO) as handle:
+                mountinfo = handle.read()
+        except (IOError, OSError) as exc:
+            raise Refusal('cannot read %s (%s) to tell whether destination %s is a mounted filesystem; nothing '
+                          'was changed. Set require_mount=false to sync anyway.' % (MOUNTINFO, exc, destination))
+        problem = mount_problem(os.path.realpath(destination), parse_mountinfo(mountinfo))
+        if problem:
+            raise Refusal(problem)
     staging = Staging(p['staging_dir'] or os.path.join(destination, '.inferops-model-sync'))
     if os.path.exists(staging.root) and os.stat(staging.root).st_dev != os.stat(destination).st_dev:
         raise Refusal('staging_dir %s is not on the filesystem of %s: renames into place would not be atomic'

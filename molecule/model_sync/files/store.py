@@ -4,7 +4,20 @@
 
   store.py start --work DIR     # moto on a free loopback port; DIR/store.json = {endpoint, pid, keys}
   store.py model --work DIR --name N --version V --seed S [--size BYTES]   # DIR/src/N-V: a Triton model dir
-  store.py stop --work DIR      # ends the server started by start (its pid from store.json)
+  store.py array --work DIR     # DIR/models: an XFS on a loop device (DIR/array.img), mounted
+  store.py recreate --work DIR  # unmount it, a new empty XFS on the same device (mkfs.xfs -f), mount it again
+  store.py unmount --work DIR   # unmount it (the array not mounted: DIR/models is an empty directory again)
+  store.py mount --work DIR     # mount the same XFS again (after unmount)
+  store.py stop --work DIR      # ends the server started by start (its pid from store.json), unmounts
+                                # DIR/models and detaches the loop device
+
+Why a loop-device XFS for the models array: it is the filesystem md_raid_xfs makes on a node, so the
+sync's hard links, renameat2(RENAME_EXCHANGE), posix_fallocate and statvfs free space run on the real
+thing, and `recreate` is what a node goes through when its array is lost and re-created - mkfs.xfs
+writes a new filesystem (a new UUID; the discard it issues punches the old blocks out of the image) and
+the repository is mounted empty again. A tmpfs would be a separate filesystem too, but not the one a
+node serves from; deleting the model directories or the markers would keep the same filesystem and
+could leave behind what a re-creation does not (the staging area, hidden files).
 """
 
 from __future__ import annotations
@@ -14,6 +27,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
@@ -22,10 +36,40 @@ sys.path.insert(0, os.path.join(ROOT, '.cache', 'collections'))
 
 from s3_lab import MotoServer  # noqa: E402  pylint: disable=wrong-import-position
 
+# Sparse; mkfs.xfs refuses a filesystem under 300 MiB. About 65 MiB of it is written (the log).
+ARRAY_SIZE = 320 * 1024 * 1024
+
+
+def run(*argv):
+    return subprocess.run(argv, check=True, stdout=subprocess.PIPE, universal_newlines=True,
+                          env=dict(os.environ, LC_ALL='C')).stdout.strip()
+
+
+def filesystem(mountpoint):
+    """source, fstype and uuid of what is mounted exactly at mountpoint, or None."""
+    try:
+        out = run('findmnt', '--json', '--output', 'SOURCE,FSTYPE,UUID', '--mountpoint', mountpoint)
+    except subprocess.CalledProcessError:  # findmnt exits 1 when nothing is mounted there
+        return None
+    return json.loads(out)['filesystems'][0]
+
+
+def make_xfs(device, mountpoint):
+    run('mkfs.xfs', '-q', '-f', device)
+    run('mount', '-t', 'xfs', device, mountpoint)
+    return dict(filesystem(mountpoint), entries=sorted(os.listdir(mountpoint)))
+
+
+def loop_devices(image):
+    """Loop devices backed by image (losetup -j), also one attached by a run that died before saving it."""
+    if not os.path.exists(image):
+        return []
+    return [line.split(':', 1)[0] for line in run('losetup', '--associated', image).splitlines() if line]
+
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument('command', choices=['start', 'model', 'stop'])
+    parser.add_argument('command', choices=['start', 'model', 'array', 'recreate', 'unmount', 'mount', 'stop'])
     parser.add_argument('--work', required=True)
     parser.add_argument('--name')
     parser.add_argument('--version')
@@ -33,6 +77,8 @@ def main():
     parser.add_argument('--size', type=int, default=3 * 1024 * 1024 + 7)
     args = parser.parse_args()
     state = os.path.join(args.work, 'store.json')
+    models = os.path.join(args.work, 'models')
+    image = os.path.join(args.work, 'array.img')
     if args.command == 'start':
         server = MotoServer(detach=True)
         server.client().create_bucket('models')
@@ -49,6 +95,33 @@ def main():
         with open(os.path.join(src, '1', 'model.bin'), 'wb') as handle:
             handle.write(bytes(rng.getrandbits(8) for _byte in range(4096)) * (args.size // 4096) + b'x' * (args.size % 4096))
         print(json.dumps({'changed': True, 'path': src}))
+    elif args.command == 'array':
+        os.makedirs(models, mode=0o755, exist_ok=True)
+        with open(image, 'wb') as handle:
+            handle.truncate(ARRAY_SIZE)
+        device = run('losetup', '--find', '--show', image)
+        print(json.dumps({'changed': True, 'filesystem': make_xfs(device, models)}))
+    elif args.command == 'recreate':
+        before = filesystem(models)
+        # mkfs only the loop device that `array` attached to this work directory's image, nothing else.
+        if not before or before['source'] not in loop_devices(image):
+            sys.exit('%s is not the XFS of %s (store.py array): %s' % (models, image, before))
+        run('umount', models)
+        after = make_xfs(before['source'], models)
+        print(json.dumps({'changed': True, 'before': before, 'after': after}))
+    elif args.command == 'unmount':
+        before = filesystem(models)
+        if not before or before['source'] not in loop_devices(image):
+            sys.exit('%s is not the XFS of %s (store.py array): %s' % (models, image, before))
+        run('umount', models)
+        print(json.dumps({'changed': True, 'before': before, 'entries': sorted(os.listdir(models))}))
+    elif args.command == 'mount':
+        devices = loop_devices(image)
+        if filesystem(models) or len(devices) != 1:
+            sys.exit('%s: already mounted (%s) or not one loop device of %s: %s'
+                     % (models, filesystem(models), image, devices))
+        run('mount', '-t', 'xfs', devices[0], models)
+        print(json.dumps({'changed': True, 'after': dict(filesystem(models), entries=sorted(os.listdir(models)))}))
     else:
         changed = False
         if os.path.exists(state):
@@ -60,6 +133,12 @@ def main():
             except ProcessLookupError:
                 pass
             os.unlink(state)
+        if filesystem(models):
+            run('umount', models)
+            changed = True
+        for device in loop_devices(image):
+            run('losetup', '--detach', device)
+            changed = True
         print(json.dumps({'changed': changed}))
 
 

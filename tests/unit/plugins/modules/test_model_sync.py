@@ -8,7 +8,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -50,9 +52,11 @@ def lab(store, tmp_path, request):
     proxy.reset()
 
     def sync(models, check=False, diff=False, **extra):
+        # tmp_path is not a mount point of its own: the mount rule is off here, and tested below and on
+        # recorded mount tables (test_model_sync_mount.py).
         args = dict(endpoint=proxy.endpoint, region=server.region, bucket=bucket, access_key=server.access_key,
                     secret_key=server.secret_key, destination=str(dest), models=models, part_size='1M',
-                    connections=4)
+                    connections=4, require_mount=False)
         args.update(extra)
         args = dict((k, v) for k, v in args.items() if v is not None)  # None: leave it to the environment
         return run_module(model_sync.main, args, check_mode=check, diff=diff)
@@ -268,6 +272,29 @@ def test_invalid_input_is_refused_before_any_request(lab):
     assert lab['proxy'].gets == 0
     failed, result = lab['sync']([{'name': 'x', 'version': '1'}], destination=str(lab['tmp'] / 'not-mounted'))
     assert failed and 'mount the models array first' in result['msg']
+
+
+def test_destination_on_the_root_filesystem_is_refused_before_any_request_or_write(lab, monkeypatch):
+    # The build host's recorded mount table (fixtures/model_sync): only /proc, /sys, /dev and /mnt/sandboxing
+    # are mounted below /, so a real directory in /var/tmp is on the root filesystem in it. (tmp_path may
+    # be on a tmpfs - /dev/shm here - a mount of its own, which the rule lets pass.)
+    table = os.path.join(os.path.dirname(__file__), '..', '..', 'fixtures', 'model_sync', 'mountinfo_host.txt')
+    monkeypatch.setattr(model_sync, 'MOUNTINFO', table)
+    dest = tempfile.mkdtemp(prefix='model-sync-unmounted-', dir='/var/tmp')
+    try:
+        upload_model(lab['client'], lab['bucket'], 'resnet/1', model_files(9, big=MIB))
+        lab['proxy'].reset()
+        for check in (True, False):
+            failed, result = lab['sync']([{'name': 'resnet', 'version': '1'}], check=check, destination=dest,
+                                         require_mount=None)  # None: the default
+            assert failed and result['msg'].startswith('destination %s is not a mount point'
+                                                       % os.path.realpath(dest)), result
+            assert '(/dev/vda, ext4, mounted on /)' in result['msg']
+        assert lab['proxy'].gets == 0 and os.listdir(dest) == []
+        failed, result = lab['sync']([{'name': 'resnet', 'version': '1'}], destination=dest, require_mount=False)
+        assert not failed and result['models'][0]['action'] == 'synced'
+    finally:
+        shutil.rmtree(dest)
 
 
 def test_manifest_name_constant():
