@@ -5,7 +5,7 @@
   store.py start --work DIR     # moto on a free loopback port; DIR/store.json = {endpoint, pid, keys}
   store.py model --work DIR --name N --version V --seed S [--size BYTES]   # DIR/src/N-V: a Triton model dir
   store.py array --work DIR     # DIR/models: an XFS on a loop device (DIR/array.img), mounted
-  store.py recreate --work DIR  # unmount it, a new empty XFS on the same device (mkfs.xfs -f), mount it again
+  store.py recreate --work DIR  # unmount it, detach it, a new empty XFS on a new image and loop device, mounted
   store.py unmount --work DIR   # unmount it (the array not mounted: DIR/models is an empty directory again)
   store.py mount --work DIR     # mount the same XFS again (after unmount)
   store.py stop --work DIR      # ends the server started by start (its pid from store.json), unmounts
@@ -13,9 +13,11 @@
 
 Why a loop-device XFS for the models array: it is the filesystem md_raid_xfs makes on a node, so the
 sync's hard links, renameat2(RENAME_EXCHANGE), posix_fallocate and statvfs free space run on the real
-thing, and `recreate` is what a node goes through when its array is lost and re-created - mkfs.xfs
-writes a new filesystem (a new UUID; the discard it issues punches the old blocks out of the image) and
-the repository is mounted empty again. A tmpfs would be a separate filesystem too, but not the one a
+thing, and `recreate` is what a node goes through when its array is lost and re-created - a new device
+with a new filesystem (a new UUID) mounted empty at the same place. A new image on a new loop device,
+not mkfs.xfs -f on the old one: a mount namespace created while the old filesystem was mounted (a
+sandboxed service, a container) keeps it alive after the umount here, and mkfs then fails with
+"Device or resource busy" (seen once in a lab run). A tmpfs would be a separate filesystem too, but not the one a
 node serves from; deleting the model directories or the markers would keep the same filesystem and
 could leave behind what a re-creation does not (the staging area, hidden files).
 """
@@ -60,6 +62,13 @@ def make_xfs(device, mountpoint):
     return dict(filesystem(mountpoint), entries=sorted(os.listdir(mountpoint)))
 
 
+def attach(image):
+    """A new sparse image file, attached to a free loop device; returns the device."""
+    with open(image, 'wb') as handle:
+        handle.truncate(ARRAY_SIZE)
+    return run('losetup', '--find', '--show', image)
+
+
 def loop_devices(image):
     """Loop devices backed by image (losetup -j), also one attached by a run that died before saving it."""
     if not os.path.exists(image):
@@ -97,17 +106,17 @@ def main():
         print(json.dumps({'changed': True, 'path': src}))
     elif args.command == 'array':
         os.makedirs(models, mode=0o755, exist_ok=True)
-        with open(image, 'wb') as handle:
-            handle.truncate(ARRAY_SIZE)
-        device = run('losetup', '--find', '--show', image)
-        print(json.dumps({'changed': True, 'filesystem': make_xfs(device, models)}))
+        print(json.dumps({'changed': True, 'filesystem': make_xfs(attach(image), models)}))
     elif args.command == 'recreate':
         before = filesystem(models)
         # mkfs only the loop device that `array` attached to this work directory's image, nothing else.
         if not before or before['source'] not in loop_devices(image):
             sys.exit('%s is not the XFS of %s (store.py array): %s' % (models, image, before))
         run('umount', models)
-        after = make_xfs(before['source'], models)
+        # Detached once nothing holds it any more (the kernel's autoclear); the image is unlinked.
+        run('losetup', '--detach', before['source'])
+        os.unlink(image)
+        after = make_xfs(attach(image), models)
         print(json.dumps({'changed': True, 'before': before, 'after': after}))
     elif args.command == 'unmount':
         before = filesystem(models)
