@@ -9,7 +9,9 @@ protocol: one ``settings ban irqs ...`` message per connection, with the sender'
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 
@@ -54,13 +56,15 @@ class Listener:
 
 
 @pytest.fixture
-def root(tmp_path, monkeypatch):
-    """A host tree with /proc/1/comm (systemd) and an empty /run/irqbalance."""
-    tree = tmp_path / 'h'
-    (tree / 'run' / 'irqbalance').mkdir(parents=True)
-    proc(str(tree), 1, 'systemd')
-    monkeypatch.setattr(sysfs, 'ROOT', str(tree))
-    return str(tree)
+def root(monkeypatch):
+    """A host tree with /proc/1/comm (systemd) and an empty /run/irqbalance. In /tmp, not in pytest's
+    tmp_path: a socket's path has at most 107 bytes, and CI's tmp_path alone is about 70."""
+    tree = tempfile.mkdtemp(prefix='irqb', dir='/tmp')
+    os.makedirs(os.path.join(tree, 'run', 'irqbalance'))
+    proc(tree, 1, 'systemd')
+    monkeypatch.setattr(sysfs, 'ROOT', tree)
+    yield tree
+    shutil.rmtree(tree)
 
 
 def proc(root, pid, comm):
@@ -106,8 +110,8 @@ def test_a_socket_that_refuses_is_an_error(root):
     unheard = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     unheard.bind(os.path.join(root, 'run', 'irqbalance', 'irqbalance474.sock'))
     try:
-        with pytest.raises(nic_queues.NicError, match=r'^cannot tell irqbalance \(/run/irqbalance/irqbalance474.sock\) '
-                                                         r'to leave IRQs 32 alone: .*Connection refused'):
+        refused = r'^cannot tell irqbalance \(/run/irqbalance/irqbalance474.sock\) to leave IRQs 32 alone: .*Connection refused'
+        with pytest.raises(nic_queues.NicError, match=refused):
             nic_queues.irqbalance_ban([32])
     finally:
         unheard.close()
