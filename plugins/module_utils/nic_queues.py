@@ -455,12 +455,14 @@ def changed(queues, irqs):
 # ---------------------------------------------------------------- irqbalance
 
 # irqbalance >= 1.7 listens on /run/irqbalance/irqbalance<pid>.sock (the unit's RuntimeDirectory) once it
-# has read the IRQs for the first time: seconds after it starts, tens of seconds on a loaded machine. A
-# ban sent before that is lost, and the daemon then moves the pinned vectors (a clean-clone CI run
-# failed on it: the role pinned the NIC right after irq_affinity restarted irqbalance, found no socket
-# and banned nothing; irqbalance moved both receive vectors within the minute).
+# has read every IRQ, which runs its policy script once per IRQ: with the irq_affinity role's script a
+# restarted irqbalance opened the socket after 17 s on an idle 2-CPU lab guest with 35 IRQs (a 1 s
+# script), later under load. A ban sent before that is lost and the daemon's first placement moves the
+# pinned vectors: a clean-clone CI run failed on it (the role pinned the NIC right after irq_affinity
+# restarted irqbalance, found no socket, banned nothing; both receive vectors went back), and the next
+# run, waiting 30 s, gave up before the socket came. A host with a thousand IRQs takes longer still.
 IRQBALANCE_SOCKET = '/run/irqbalance/irqbalance%d.sock'
-IRQBALANCE_WAIT = 30
+IRQBALANCE_WAIT = 300
 PROC = '/proc'
 
 
