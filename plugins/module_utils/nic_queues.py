@@ -385,9 +385,14 @@ def plan(wanted, nr_cpus=None):
                 cpus = group if direction == 'rx' else _share(group, place, size)
                 target = cpulist_to_mask(cpus, nr_cpus) if nr_cpus and cpus[-1] < nr_cpus else cpulist_to_mask(cpus)
                 before = entry[attr]
-                status = 'unchanged'
-                if before is None:
+                status, msg = 'unchanged', None
+                if before is None and direction == 'tx' and len(info['tx']) == 1:
+                    # The kernel keeps no XPS map for a device with one transmit queue (xps_cpus reads
+                    # ENOENT): every packet leaves through that queue, there is nothing to steer.
+                    msg = 'one transmit queue: no XPS to set'
+                elif before is None:
                     status = 'failed'
+                    msg = 'no %s (kernel without CONFIG_%s?)' % (attr, 'RPS' if direction == 'rx' else 'XPS')
                 else:
                     try:
                         if mask_to_cpus(before) != cpus:
@@ -398,9 +403,7 @@ def plan(wanted, nr_cpus=None):
                                'queue': '%s-%d' % (direction, entry['queue']),
                                'attr': '%s/%s/queues/%s-%d/%s' % (NET, info['name'], direction, entry['queue'], attr),
                                'before': before, 'target': target, 'after': before, 'cpus': format_cpulist(cpus),
-                               'status': status,
-                               'msg': None if before is not None else 'no %s (kernel without CONFIG_%s?)' % (
-                                   attr, 'RPS' if direction == 'rx' else 'XPS')})
+                               'status': status, 'msg': msg})
         if not item['irqs']:
             continue
         for vector in info['irqs']:

@@ -77,6 +77,16 @@ def test_unknown_mac_refused_before_any_change(fresh):
     assert masks(fresh) == ['0', '0', '1', '2']
 
 
+def test_single_queue_nic_has_no_xps_and_is_not_a_failure(fresh):
+    # enp0s2, the recorded guest's first NIC, has one queue pair: its tx-0/xps_cpus reads ENOENT (the
+    # recording has no such file) - a single transmit queue has nothing to steer. RPS and the IRQ still apply.
+    failed, result = run_module(nic_queues.main, {'interfaces': [{'name': 'enp0s2'}], 'cpu_groups': ['1']})
+    assert not failed and result['changed'] is True, result
+    assert [(q['queue'], q['status'], q['msg']) for q in result['queues']] == [
+        ('rx-0', 'changed', None), ('tx-0', 'unchanged', 'one transmit queue: no XPS to set')]
+    assert sysfs.read_attr('/sys/class/net/enp0s2/queues/rx-0/rps_cpus') == '2'
+
+
 def test_offline_cpu_refused(fresh):
     failed, result = run_module(nic_queues.main, {'interfaces': [{'name': 'enp0s17'}], 'cpu_groups': ['0-3']})
     assert failed and result['msg'] == (
