@@ -12,8 +12,8 @@ tree="$scratch/ansible_collections/inferops/node"
 mkdir -p "$tree"
 # Exactly the files git would ship: tracked plus untracked-but-not-ignored, less the
 # playbook-adjacent links to the checkout itself (collections/, playbooks/collections/, for AWX
-# projects: docs/awx.md): the artifact leaves them out (build_ignore), and ansible-test's symlinks
-# test refuses a link to a directory.
+# projects: docs/awx.md): ansible-test checks what the artifact ships, and the artifact leaves
+# them out (build_ignore).
 (cd "$root" && git ls-files -co --exclude-standard -z) |
   grep -zv '^\(playbooks/\)\?collections/ansible_collections/' |
   rsync -a --from0 --ignore-missing-args --files-from=- "$root/" "$tree/"
