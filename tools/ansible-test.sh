@@ -10,8 +10,12 @@ scratch=$(mktemp -d /tmp/inferops-ansible-test.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 tree="$scratch/ansible_collections/inferops/node"
 mkdir -p "$tree"
-# Exactly the files git would ship: tracked plus untracked-but-not-ignored.
+# Exactly the files git would ship: tracked plus untracked-but-not-ignored, less the
+# playbook-adjacent links to the checkout itself (collections/, playbooks/collections/, for AWX
+# projects: docs/awx.md): ansible-test checks what the artifact ships, and the artifact leaves
+# them out (build_ignore).
 (cd "$root" && git ls-files -co --exclude-standard -z) |
+  grep -zv '^\(playbooks/\)\?collections/ansible_collections/' |
   rsync -a --from0 --ignore-missing-args --files-from=- "$root/" "$tree/"
 cd "$tree"
 export PATH="$root/.venv/bin:$PATH"

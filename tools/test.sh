@@ -52,6 +52,8 @@ stage_units() {
 }
 stage_build() { tools/check-build.sh; }
 stage_ee() { tools/check-ee.sh; }
+stage_awx_project() { tools/check-awx-project.sh; }
+stage_docs() { tools/check-docs.sh; }
 stage_lab_image() { tools/inferops-lab image; }
 # Molecule's "[<scenario> > <action>] Executing" lines get the stage's elapsed time,
 # so a log shows which action took the time.
@@ -76,7 +78,7 @@ for file in molecule/*/molecule.yml; do
   fi
 done
 
-stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee lab_image)
+stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
 # Three lanes run at once (see the end of this file): the pool lane (nvmeof_pool, two
 # guests, alone), the guest lane (local_nvme, one guest, kernel_tuning's checks folded
 # in) and the static lane (the stages above, then every scenario without a guest). At

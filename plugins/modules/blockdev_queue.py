@@ -17,7 +17,7 @@ description:
     of several whole block devices in one call, only where they differ, and reads each value back.
   - The scheduler is set first, because switching it resets C(nr_requests) to the new scheduler's default.
   - Runtime only; what applies at boot and to new devices is a udev rule the caller installs (the role
-    M(inferops.node.nvme_sched) does). M(inferops.node.blockdev_readahead) sets read-ahead alone, with md stripe
+    P(inferops.node.nvme_sched#role) does). M(inferops.node.blockdev_readahead) sets read-ahead alone, with md stripe
     defaults and its own persistent rule.
   - Every device and value is validated before anything is written.
 options:

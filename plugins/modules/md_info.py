@@ -23,7 +23,7 @@ description:
   - Also returns the mounts (C(findmnt)), the C(/etc/fstab) entries, the state of the systemd units
     O(units), whether C(systemd-analyze calendar) accepts each of O(calendars), the resync speed limits,
     Debian's C(AUTOCHECK) setting and the age of the initramfs against O(mdadm_conf) - what the role
-    M(inferops.node.md_raid_xfs) decides its changes from.
+    P(inferops.node.md_raid_xfs#role) decides its changes from.
   - Never changes anything; it waits for pending udev events first (C(udevadm settle)) so that an array
     just assembled or changed is read with its C(/dev/md/<name>) link and signatures.
 options:

@@ -15,7 +15,7 @@ author:
 description:
   - Sets the runtime value of several kernel parameters in one call by writing their files under C(/proc/sys),
     only where the value differs, and reads each value back.
-  - Values are compared as the role M(inferops.node.kernel_tuning) compares them (whitespace collapsed, integers
+  - Values are compared as the role P(inferops.node.kernel_tuning#role) compares them (whitespace collapsed, integers
     canonical), so V(0010) and V(10) are equal and V(4096  87380) equals V(4096 87380).
   - Writes no file; what applies at boot is a sysctl.d drop-in the caller installs (for example with
     M(ansible.builtin.template)).
@@ -43,7 +43,7 @@ attributes:
 notes:
   - The kernel may adjust a value it accepts (C(vm.nr_hugepages) when memory is short, a clamped range). Such a
     key is written, reported in RV(not_applied) with the value read back, and a warning says so; the module does
-    not fail, so the caller decides (the role M(inferops.node.kernel_tuning) reports drift with the file that
+    not fail, so the caller decides (the role P(inferops.node.kernel_tuning#role) reports drift with the file that
     sets the key at boot).
   - A value the kernel refuses (C(EINVAL) on the write) fails the module; keys before it in O(parameters) stay
     set.

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The collection's documentation site, built as antsibull-docs builds a collection's docs
+# (docs/release.md):
+#  1. `antsibull-docs lint-collection-docs --plugin-docs`: every module's, plugin's and role's
+#     documentation loads, its markup is valid and its references to this collection
+#     (M(), P(), O(), RV()) point at something that exists;
+#  2. the HTML site: `antsibull-docs collection` writes the RST, sphinx-build (the Ansible
+#     theme, tools/docsite/) builds it. Every warning fails the stage except the references to
+#     the Ansible docsite and to other collections (ansible.builtin, community.docker, ...),
+#     which resolve through intersphinx inventories that CI cannot download; a page per
+#     module, filter and role must come out.
+# Usage: tools/check-docs.sh [--out DIR]   (--out: copy the built HTML site to DIR)
+set -euo pipefail
+out=
+[[ ${1:-} == --out ]] && out=$(realpath -m "$2")
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+scratch=$(mktemp -d /tmp/inferops-docs.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+# antsibull-docs runs ansible-doc, which finds the collection through this path only
+# (the checkout's own ansible.cfg is not read from $scratch).
+mkdir -p "$scratch/collections/ansible_collections/inferops"
+ln -s "$root" "$scratch/collections/ansible_collections/inferops/node"
+export ANSIBLE_COLLECTIONS_PATH="$scratch/collections"
+unset ANSIBLE_CONFIG
+cd "$scratch"
+
+start=$SECONDS
+# --skip-rstcheck: the same RST is built by sphinx below, where an RST error is a warning that fails
+# (rstcheck took 30 of the 53 s).
+antsibull-docs lint-collection-docs --plugin-docs --skip-rstcheck "$scratch/collections/ansible_collections/inferops/node"
+echo "docs: antsibull-docs lint-collection-docs --plugin-docs: no errors ($((SECONDS - start)) s)"
+
+start=$SECONDS
+mkdir -m 0700 rst  # antsibull-docs wants a directory only its owner can write to
+antsibull-docs --config-file "$root/tools/docsite/antsibull-docs.cfg" collection \
+  --use-current --dest-dir rst inferops.node
+cp "$root/tools/docsite/index.rst" rst/
+sphinx-build -M html rst build -q -c "$root/tools/docsite" --keep-going -w warnings.txt
+# What stays unresolved without the Ansible docsite's inventories: its own pages, and the
+# plugins of other collections (ansible_collections.<namespace>.<name>.*), never this one's.
+outside="undefined label: '(common_return_values|action_plugins|ansible_configuration_settings|ansible_collections\.[a-z0-9_]+\.[a-z0-9_]+\.[^']*)' \[ref\.ref\]$"
+unexpected=$( { grep -vE "$outside" warnings.txt; grep -E "undefined label: 'ansible_collections\.inferops\.node\." warnings.txt; } || true)
+if [[ -n $unexpected ]]; then
+  echo "docs: sphinx-build warnings (only references outside the collection may stay unresolved):"
+  echo "$unexpected"
+  exit 1
+fi
+status=0
+for file in "$root"/plugins/modules/*.py "$root"/plugins/lookup/*.py "$root"/plugins/filter/*.yml \
+  "$root"/roles/*/meta/argument_specs.yml; do
+  case $file in
+    */modules/*) page="$(basename "$file" .py)_module.html" ;;
+    */lookup/*) page="$(basename "$file" .py)_lookup.html" ;;
+    */filter/*) page="$(basename "$file" .yml)_filter.html" ;;
+    *) page="$(basename "$(dirname "$(dirname "$file")")")_role.html" ;;
+  esac
+  [[ $page == __init___module.html ]] && continue
+  [[ -s build/html/collections/inferops/node/$page ]] || { echo "docs: no page $page for $file"; status=1; }
+done
+echo "docs: site built, $(find build/html/collections/inferops/node -name '*.html' | wc -l) pages," \
+  "$(grep -c . warnings.txt || true) warnings on references outside the collection ($((SECONDS - start)) s)"
+if [[ -n $out ]]; then
+  mkdir -p "$out" && cp -r build/html/. "$out/" && echo "docs: the site is in $out (index.html)"
+fi
+exit "$status"
