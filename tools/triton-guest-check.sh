@@ -63,10 +63,13 @@ started=$(now)
 guest_build=$!
 "$lab" triton-image --check "${rebuild[@]}" >"$logs/triton-image.json" 2>"$logs/triton-image.log" &
 triton_build=$!
-wait "$triton_build" || { cat "$logs/triton-image.log" >&2; exit 1; }
+# Wait for both even when one fails: a build cut short leaves its mmdebstrap tree behind.
+failed=0
+wait "$triton_build" || { cat "$logs/triton-image.log" >&2; failed=1; }
 say triton_image_build_s "$(since "$started")"
-wait "$guest_build" || { cat "$logs/guest-image.log" >&2; exit 1; }
+wait "$guest_build" || { cat "$logs/guest-image.log" >&2; failed=1; }
 say guest_image_build_s "$(since "$started")"
+((failed == 0)) || exit 1
 say guest_image "$(cat "$logs/guest-image.out")"
 tag=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["tag"])' <"$logs/triton-image.json")
 say triton_image "$tag ($(python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["image_id"], d["size_bytes"] >> 20, "MiB")' <"$logs/triton-image.json"))"
