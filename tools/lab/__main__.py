@@ -87,6 +87,20 @@ def cmd_triton_image(args):
     print(json.dumps({k: v for k, v in data.items() if k != "packages"} if not args.packages else data, indent=2))
 
 
+def cmd_triton_load(args):
+    state = load_state(args.name)
+    guest = find_guest(state, args.guest)
+    data = triton_image.ensure_image(log=log)
+    print(json.dumps(triton_image.load(data, qemu.ssh_base(guest, guest_key(state, guest)), log=log), indent=2))
+
+
+def find_guest(state, name):
+    guest = next((g for g in state["guests"] if g["name"] == name), None)
+    if guest is None:
+        raise SystemExit("lab %s has no guest %s" % (state["name"], name))
+    return guest
+
+
 def cmd_up(args):
     guests = labspec.load(path=args.spec) if args.spec else labspec.load(text=args.spec_json)
     rundir = paths.run_dir(args.name)
@@ -158,9 +172,7 @@ def cmd_down(args):
 
 def cmd_ssh(args):
     state = load_state(args.name)
-    guest = next((g for g in state["guests"] if g["name"] == args.guest), None)
-    if guest is None:
-        raise SystemExit("lab %s has no guest %s" % (args.name, args.guest))
+    guest = find_guest(state, args.guest)
     command = qemu.ssh_base(guest, guest_key(state, guest)) + args.command
     sys.exit(subprocess.run(command, check=False).returncode)
 
@@ -190,14 +202,19 @@ def parser():
     img.add_argument("--suite", choices=image.SUITES, default=image.DEFAULT_SUITE,
                      help="Debian suite of the guest image (trixie: the serving lab, with the container engine)")
     img.set_defaults(func=cmd_image)
-    tri = sub.add_parser("triton-image", help="build (if missing) the Triton image tarball for docker import "
-                                              "and print its image.json (tag, archive, --change lines)")
+    tri = sub.add_parser("triton-image", help="build (if missing) the Triton image archive for docker load "
+                                              "and print its image.json (tag, image ID, archive)")
     tri.add_argument("--rebuild", action="store_true")
     tri.add_argument("--check", action="store_true",
                      help="also start its tritonserver on the host (chroot) on a tiny python model until ready")
     tri.add_argument("--timeout", type=int, default=180, help="--check: seconds to wait for readiness")
     tri.add_argument("--packages", action="store_true", help="include the Debian package versions in the output")
     tri.set_defaults(func=cmd_triton_image)
+    trl = sub.add_parser("triton-load", help="docker load the Triton image (built if missing) into a running guest "
+                                             "over SSH; nothing to do when the guest has its image ID already")
+    trl.add_argument("--name", required=True)
+    trl.add_argument("guest")
+    trl.set_defaults(func=cmd_triton_load)
     up = sub.add_parser("up", help="boot the guests of a spec and write their inventory")
     up.add_argument("--name", required=True)
     source = up.add_mutually_exclusive_group(required=True)

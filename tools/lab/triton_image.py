@@ -3,26 +3,34 @@
 The image is a Debian root filesystem (mmdebstrap, minbase) with Python, numpy < 2 and curl
 (the compose healthcheck), plus the CPU tritonserver that the nvidia-pytriton wheel ships,
 laid out as in NVIDIA's NGC image: /opt/tritonserver/{bin,lib,backends/python,caches/local}.
-It is written as a tarball for `docker import`, with the `--change` lines (PATH, labels) and
-the tag next to it in image.json, keyed by a hash of its content: this builder, the suite,
-the package list and every file taken from the wheel. An unchanged key reuses the cache.
+It is written as a `docker save` archive (one layer, its config with the environment and
+labels, the tag in manifest.json) for `docker load`, keyed by a hash of its content: this
+builder, the suite, the package list and every file taken from the wheel. An unchanged key
+reuses the cache. The config's times are fixed, so the image ID (the config's digest) follows
+from the layer: a guest that already has it is left alone (load()).
+
+It is built on the host and loaded into a lab guest over SSH: under TCG a guest computes about
+ten times slower than the host, and a guest has no package mirror to run mmdebstrap against.
 
 The suite is bookworm whatever the guest runs: its numpy is 1.24 (the python backend stub
 needs numpy < 2; trixie has 2.x) and its Python 3.11 has a stub in the wheel.
 
     tools/inferops-lab triton-image            # build if missing, print image.json
     tools/inferops-lab triton-image --check    # and start tritonserver from it on the host
+    tools/inferops-lab triton-load --name LAB GUEST   # docker load it into a running lab guest
 """
 import hashlib
 import importlib.metadata
 import importlib.util
 import inspect
+import io
 import json
 import os
 import shlex
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import time
 import urllib.error
@@ -41,7 +49,7 @@ TRITON_VERSION = "2.51.0"
 REPOSITORY = "inferops/tritonserver"
 TAG = "%s:%s-cpu" % (REPOSITORY, TRITON_VERSION)
 HOME = "/opt/tritonserver"
-# What the image's processes get (docker import --change ENV ...): tritonserver on PATH as
+# What the image's processes get (the config's Env): tritonserver on PATH as
 # in the NGC image; the wheel's libraries also through ld.so.conf.d, but the python backend
 # stub is started by the server with this environment.
 ENV = {
@@ -49,8 +57,10 @@ ENV = {
     "LD_LIBRARY_PATH": HOME + "/lib:/usr/lib/x86_64-linux-gnu",
     "PYTHONHOME": "/usr",
 }
-# Fixed mtimes for the tarball (and mmdebstrap's own reproducibility support).
+# Fixed mtimes for the tarball (and mmdebstrap's own reproducibility support), and the
+# config's creation time.
 SOURCE_DATE_EPOCH = "1735689600"
+CREATED = "2025-01-01T00:00:00Z"
 LABEL_HASH = "org.inferops.content-hash"
 
 TINY_MODEL_CONFIG = """name: "add_one"
@@ -97,8 +107,8 @@ def content_hash(files):
     """What the archive is made of: the build code and settings, and every file from the wheel
     (not --check's code: changing the check does not rebuild the image)."""
     digest = hashlib.sha256()
-    digest.update((inspect.getsource(_build) + inspect.getsource(changes)).encode())
-    digest.update(json.dumps([SUITE, PACKAGES, TRITON_VERSION, TAG, HOME, ENV, SOURCE_DATE_EPOCH,
+    digest.update("".join(inspect.getsource(f) for f in (_build, image_config, _write_archive)).encode())
+    digest.update(json.dumps([SUITE, PACKAGES, TRITON_VERSION, TAG, HOME, ENV, SOURCE_DATE_EPOCH, CREATED,
                               importlib.metadata.version("nvidia-pytriton")]).encode())
     for dest, source in files:
         digest.update(dest.encode())
@@ -112,13 +122,53 @@ def cache_dir(key):
     return os.path.join(paths.cache_dir(), "triton", key)
 
 
-def changes(key):
-    """docker import --change lines."""
-    lines = ["ENV %s=%s" % (name, value) for name, value in ENV.items()]
-    return lines + ["WORKDIR " + HOME,
-                    "LABEL %s=%s" % (LABEL_HASH, key),
-                    "LABEL org.opencontainers.image.version=%s" % TRITON_VERSION,
-                    "LABEL org.opencontainers.image.title=tritonserver (CPU, python backend, from nvidia-pytriton)"]
+def image_config(key, layer_sha256):
+    """The image config (docker's and OCI's format): environment, working directory, labels,
+    the one layer's digest. Fixed times: the same layer gives the same image ID."""
+    return {
+        "architecture": "amd64",
+        "os": "linux",
+        "created": CREATED,
+        "config": {
+            "Env": ["%s=%s" % kv for kv in ENV.items()],
+            "WorkingDir": HOME,
+            "Labels": {
+                LABEL_HASH: key,
+                "org.opencontainers.image.version": TRITON_VERSION,
+                "org.opencontainers.image.title": "tritonserver (CPU, python backend, from nvidia-pytriton)",
+            },
+        },
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + layer_sha256]},
+        "history": [{"created": CREATED, "created_by": "tools/inferops-lab triton-image (%s)" % key}],
+    }
+
+
+def _write_archive(path, layer, layer_sha256, config_bytes, config_sha256):
+    """A `docker save` archive: manifest.json (tag, config, layer), the config, the layer."""
+    layer_name = "%s/layer.tar" % layer_sha256
+    manifest = json.dumps([{"Config": config_sha256 + ".json", "RepoTags": [TAG], "Layers": [layer_name]}]).encode()
+    mtime = int(SOURCE_DATE_EPOCH)
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as archive:
+        for name, payload in (("manifest.json", manifest), (config_sha256 + ".json", config_bytes)):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(payload), mtime, 0o644
+            archive.addfile(info, io.BytesIO(payload))
+        info = tarfile.TarInfo(layer_sha256)
+        info.type, info.mtime, info.mode = tarfile.DIRTYPE, mtime, 0o755
+        archive.addfile(info)
+        info = tarfile.TarInfo(layer_name)
+        info.size, info.mtime, info.mode = os.path.getsize(layer), mtime, 0o644
+        with open(layer, "rb") as handle:
+            archive.addfile(info, handle)
+    return layer_name
+
+
+def sha256_file(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def ensure_image(rebuild=False, log=print):
@@ -144,7 +194,7 @@ def ensure_image(rebuild=False, log=print):
         data = json.load(handle)
     # Paths point into the final directory, not the build one.
     data["archive"] = os.path.join(target, os.path.basename(data["archive"]))
-    data["import_argv"][-2] = data["archive"]
+    data["load_argv"] = ["docker", "load", "-i", data["archive"]]
     with open(meta, "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2)
     return data
@@ -170,36 +220,67 @@ def _build(work, key, files, log):
                 "--customize-hook=" + "\n".join(hook), SUITE, rootfs], build_log, env=env)
     installed = subprocess.run(["chroot", rootfs, "dpkg-query", "-W", "-f", "${Package} ${Version}\\n"],
                                check=True, capture_output=True, text=True).stdout
-    archive = os.path.join(work, "tritonserver-%s-cpu.tar" % TRITON_VERSION)
+    layer = os.path.join(work, "layer.tar")
     # Fixed order, owners and times; no device nodes (the container runtime provides /dev).
     image._run(["tar", "--sort=name", "--numeric-owner", "--mtime=@" + SOURCE_DATE_EPOCH, "--clamp-mtime",
                 "--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime",
-                "--exclude=./dev/*", "-C", rootfs, "-cf", archive, "."], build_log)
+                "--exclude=./dev/*", "-C", rootfs, "-cf", layer, "."], build_log)
     shutil.rmtree(rootfs)
-    digest = hashlib.sha256()
-    with open(archive, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    lines = changes(key)
+    layer_sha256 = sha256_file(layer)
+    config_bytes = json.dumps(image_config(key, layer_sha256), sort_keys=True, separators=(",", ":")).encode()
+    config_sha256 = hashlib.sha256(config_bytes).hexdigest()
+    archive = os.path.join(work, "tritonserver-%s-cpu.docker.tar" % TRITON_VERSION)
+    layer_name = _write_archive(archive, layer, layer_sha256, config_bytes, config_sha256)
+    os.unlink(layer)
     data = {
         "tag": TAG,
+        # What `docker image inspect --format '{{.Id}}' TAG` says once loaded.
+        "image_id": "sha256:" + config_sha256,
         "content_hash": key,
         "label": {LABEL_HASH: key},
         "archive": archive,
-        "archive_sha256": digest.hexdigest(),
+        "archive_sha256": sha256_file(archive),
+        "layer": layer_name,
         "size_bytes": os.path.getsize(archive),
         "suite": SUITE,
         "nvidia_pytriton": importlib.metadata.version("nvidia-pytriton"),
         "triton_version": TRITON_VERSION,
         "env": ENV,
-        "changes": lines,
-        "import_argv": ["docker", "import"] + [a for line in lines for a in ("--change", line)] + [archive, TAG],
+        "load_argv": ["docker", "load", "-i", archive],
         "packages": dict(line.split(" ", 1) for line in installed.splitlines() if line),
         "build_seconds": round(time.monotonic() - started, 1),
     }
     with open(os.path.join(work, "image.json"), "w", encoding="utf-8") as handle:
         json.dump(data, handle, indent=2)
     log("lab: Triton image built in %.0f s, %d MiB" % (data["build_seconds"], data["size_bytes"] >> 20))
+
+
+def guest_image_id(ssh):
+    """The ID the guest's engine has under the tag, or None."""
+    found = subprocess.run(ssh + ["docker", "image", "inspect", "--format", "{{.Id}}", TAG],
+                           check=False, capture_output=True, text=True, timeout=120)
+    return found.stdout.strip() if found.returncode == 0 else None
+
+
+def load(data, ssh, log=print):
+    """`docker load` the archive into a guest, streamed over SSH (ssh: the argv that runs a
+    command there), unless the guest has this image ID under the tag already. Returns figures."""
+    if guest_image_id(ssh) == data["image_id"]:
+        log("lab: the guest has %s (%s) already" % (data["tag"], data["image_id"]))
+        return {"changed": False, "tag": data["tag"], "image_id": data["image_id"]}
+    started = time.monotonic()
+    with open(data["archive"], "rb") as archive:
+        loaded = subprocess.run(ssh + ["docker", "load"], stdin=archive, check=False, capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    if loaded.returncode != 0:
+        raise RuntimeError("triton-load: docker load failed in the guest (rc=%d): %s"
+                           % (loaded.returncode, (loaded.stderr or loaded.stdout).strip()))
+    found = guest_image_id(ssh)
+    if found != data["image_id"]:
+        raise RuntimeError("triton-load: after docker load the guest has %s as %s, expected %s"
+                           % (data["tag"], found, data["image_id"]))
+    log("lab: loaded %s (%d MiB) into the guest in %.1f s" % (data["tag"], data["size_bytes"] >> 20, seconds))
+    return {"changed": True, "tag": data["tag"], "image_id": found, "load_seconds": round(seconds, 1)}
 
 
 def check(data, timeout=180, log=print):
@@ -212,7 +293,11 @@ def check(data, timeout=180, log=print):
         root = os.path.join(work, "rootfs")
         os.makedirs(root)
         started = time.monotonic()
-        subprocess.run(["tar", "-C", root, "-xf", data["archive"]], check=True)
+        # The layer, straight out of the docker archive.
+        with subprocess.Popen(["tar", "-xOf", data["archive"], data["layer"]], stdout=subprocess.PIPE) as source:
+            unpacked = subprocess.run(["tar", "-C", root, "-xf", "-"], stdin=source.stdout, check=False)
+        if source.returncode or unpacked.returncode:
+            raise RuntimeError("triton-image --check: unpacking %s from %s failed" % (data["layer"], data["archive"]))
         unpack = time.monotonic() - started
         models = os.path.join(work, "models")
         os.makedirs(os.path.join(models, "add_one", "1"))
