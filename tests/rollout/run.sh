@@ -98,7 +98,8 @@ check "... and no host was touched" test ! -e "$work/log"
 pool() {  # name, extra args...: the pool's two groups, listed initiators first, a failure budget of 1
   local name=$1; shift
   rollout "$name" tests/rollout/pool_inventory.yml nvmeof_initiators:nvmeof_targets \
-    '{"nvmeof_targets": [], "nvmeof_initiators": []}' "$work/pool.json" -e inferops_rollout_failure_budget=1 "$@"
+    '{"nvmeof_targets": [], "nvmeof_initiators": [], "k8s_workers": ["k8s_node_labels"]}' "$work/pool.json" \
+    -e inferops_rollout_failure_budget=1 -e "rollout_test_work=$work" "$@"
 }
 rm -f "$work/log"
 pool pool_fail -e rollout_test_fail_host=t2; rc=$?
@@ -110,6 +111,11 @@ check "... the halt says why" grep -qF 'nvmeof_targets not all done (failed: t2)
 pool pool_resume; rc=$?
 check "pool: the rerun retries t2, then the initiators (rc $rc)" test "$rc" = 0 -a "$(log)" = \
   "drain t2,verify t2,undrain t2,drain i1,verify i1,undrain i1,drain i2,verify i2,undrain i2,"
+# The initiators are workers (pool_inventory.yml): their labels role ran although the rollout does not
+# name k8s_workers, after nvmeof_initiator's (empty) roles, and no target got one.
+check "pool: each initiator relabelled by the rollout, no target" test \
+  "$(cd "$work" && echo labels-*)" = "labels-i1 labels-i2"
+check "... the feature file with its expiry" grep -q '^# +expiry-time=20' "$work/labels-i1"
 
 if [ "$status" != 0 ]; then
   for out in "$work"/*.out; do echo "== $out"; tail -40 "$out"; done

@@ -194,6 +194,20 @@ def test_changed_model_only_it_is_downloaded_and_unchanged_files_are_reused(lab)
     assert (lab['dest'] / 'b' / 'config.pbtxt').read_bytes() == b2['config.pbtxt']
 
 
+def test_parts_download_in_parallel_on_at_most_connections_connections(lab):
+    files = {'config.pbtxt': b'name: "p"\n', 'a.bin': blob(4 * MIB, 19), 'b.bin': blob(4 * MIB, 20)}
+    upload_model(lab['client'], lab['bucket'], 'par/1', files)
+    # Each connection capped at 8 MiB/s: a 1 MiB part takes about 125 ms, so the workers overlap for sure.
+    lab['proxy'].reset(rate=8 * MIB)
+    failed, result = lab['sync']([{'name': 'par', 'version': '1'}], connections=3)
+    assert not failed, result
+    assert result['total']['requests'] == 1 + 8  # config + 8 ranged parts of 1 MiB
+    # Three workers at once, each on its own connection, plus at most the keep-alive one that read the
+    # manifest (open while they run here): never more.
+    assert lab['proxy'].peak in (3, 3 + 1), lab['proxy'].peak
+    assert result['total']['mb_per_s'] > 8 * MIB / 1e6  # more than one capped connection could give
+
+
 def test_bad_credentials_are_refused_clearly(lab):
     upload_model(lab['client'], lab['bucket'], 'm/1', model_files(9))
     failed, result = lab['sync']([{'name': 'm', 'version': '1'}], secret_key='wrong')
