@@ -107,7 +107,7 @@ def test_a_socket_that_refuses_is_an_error(root):
     unheard.bind(os.path.join(root, 'run', 'irqbalance', 'irqbalance474.sock'))
     try:
         with pytest.raises(nic_queues.NicError, match=r'^cannot tell irqbalance \(/run/irqbalance/irqbalance474.sock\) '
-                                                         r'to leave IRQs 32 alone: .*Connection refused'):
+                                                      r'to leave IRQs 32 alone: .*Connection refused'):
             nic_queues.irqbalance_ban([32])
     finally:
         unheard.close()
