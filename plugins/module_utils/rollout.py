@@ -13,7 +13,8 @@ Used on the controller by the ``rollout_plan`` / ``rollout_record`` filters (``p
   resumed rollout leaves the done hosts out and retries the hosts that failed first. Several site groups
   in one rollout (``nvmeof_targets:nvmeof_initiators``) are planned in tiers: a group rolls out after the
   groups it depends on (``DEPENDS_ON``: the NVMe-oF initiators on their targets), canaries and waves per
-  tier, and no wave mixes two tiers.
+  tier, and no wave mixes two tiers. A host in ``LABELS_GROUP`` (the Kubernetes workers) converges its
+  node labels last, so that they describe what the rollout left.
 * ``record(plan, wave, outcomes)`` - the state after a wave, from the plan's (done hosts, failed hosts
   with their step, the halt with the hosts left untouched) and whether the rollout halts: a failed
   canary, or more failed hosts than the budget allows over the whole rollout (ansible's
@@ -40,8 +41,8 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.inferops.node.plugins.module_utils.audit import SEVERITIES
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
 
-__all__ = ['DEFAULTS', 'DEPENDS_ON', 'STATE_FORMAT', 'audit_gate_errors', 'parse_state', 'plan', 'record',
-           'settings', 'size', 'tag_errors', 'warmup_bound', 'warmup_gate_errors']
+__all__ = ['DEFAULTS', 'DEPENDS_ON', 'LABELS_GROUP', 'STATE_FORMAT', 'audit_gate_errors', 'parse_state', 'plan',
+           'record', 'settings', 'size', 'tag_errors', 'warmup_bound', 'warmup_gate_errors']
 
 STATE_FORMAT = 'inferops.node.rollout/1'
 
@@ -68,6 +69,13 @@ DEFAULTS = {
 # target is done (what kubespray's upgrade does with etcd and the control plane
 # before the workers).
 DEPENDS_ON = {'nvmeof_initiators': ('nvmeof_targets',)}
+
+# The group whose role labels a Kubernetes worker with what was verified on it (fabric connected,
+# read-ahead, kernel profile, Triton ready). A host of the rollout that is in it converges that role
+# last, whether the rollout names the group or not: the labels describe what the host's other roles
+# leave, and a rollout of the initiators alone would otherwise keep vouching, until the labels expire
+# (24 h), for a fabric, read-ahead or profile the rollout just changed or left disconnected.
+LABELS_GROUP = 'k8s_workers'
 
 _PERCENT = re.compile(r'^\s*(\d+(?:\.\d+)?)\s*%\s*$')
 _COUNT = re.compile(r'^\s*(\d+)\s*$')
@@ -342,7 +350,8 @@ def _depends(name, other, seen=()):
 def _site_groups(group, fleet, groups, sites, problems):
     """(site groups in tier order, {host: tier}, {host: roles}) of ``inferops_rollout_group`` (``a`` or ``a:b``).
 
-    Groups of one tier, and a host's roles, follow the order of ``sites`` (the site playbooks' order).
+    Groups of one tier, and a host's roles, follow the order of ``sites`` (the site playbooks' order); a host
+    in ``LABELS_GROUP`` ends with that group's roles, named in the rollout or not.
     """
     named = []
     for name in (part.strip() for part in group.split(':')):
@@ -370,6 +379,10 @@ def _site_groups(group, fleet, groups, sites, problems):
         roles_of[host] = []
         for name in mine:
             roles_of[host].extend(role for role in sites[name] if role not in roles_of[host])
+        if LABELS_GROUP in sites and host in ((groups or {}).get(LABELS_GROUP) or []):
+            # Last, also when the rollout does not name the group or names it beside a later one.
+            labels = list(sites[LABELS_GROUP])
+            roles_of[host] = [role for role in roles_of[host] if role not in labels] + labels
     return ordered, tier_of, roles_of
 
 

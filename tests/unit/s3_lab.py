@@ -136,7 +136,8 @@ class MotoServer(object):
 
 
 class CountingProxy(object):
-    """Forwards 127.0.0.1:<port> to the store; counts bytes served and GET requests; can cut the line."""
+    """Forwards 127.0.0.1:<port> to the store; counts bytes served, GET requests and connections open at
+    once (``peak``); can cut the line and cap each connection's rate."""
 
     def __init__(self, target_port):
         self.target_port = target_port
@@ -148,6 +149,7 @@ class CountingProxy(object):
         self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.lock = threading.Lock()
         self.limit = None
+        self.open = 0  # connections open now, and the most open at once since reset()
         self.reset()
         self.conns = []
         self.closed = False
@@ -159,6 +161,7 @@ class CountingProxy(object):
             self.gets = 0
             self.limit = limit
             self.rate = rate
+            self.peak = self.open
 
     def _accept(self):
         while not self.closed:
@@ -177,6 +180,9 @@ class CountingProxy(object):
                 client.close()
                 continue
             self.conns.append((client, upstream))
+            with self.lock:
+                self.open += 1
+                self.peak = max(self.peak, self.open)
             threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
             threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
 
@@ -206,6 +212,9 @@ class CountingProxy(object):
                 dst.sendall(data)
         except OSError:
             pass
+        if not from_store:  # the client's side ends once per connection
+            with self.lock:
+                self.open -= 1
         for sock in (src, dst):
             try:
                 sock.shutdown(socket.SHUT_RDWR)

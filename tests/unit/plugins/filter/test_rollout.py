@@ -12,6 +12,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.rollout import FilterModule
+from ansible_collections.inferops.node.plugins.module_utils.rollout import LABELS_GROUP
 
 VALUES = {'inferops_rollout_group': 'lab', 'inferops_rollout_state_file': '/tmp/s.json',
           'inferops_rollout_waves': [1, '100%'], 'inferops_rollout_max_wave': 1,
@@ -92,8 +93,32 @@ def test_site_roles_map_matches_the_site_playbooks():
         with open(os.path.join(root, 'playbooks', name)) as handle:
             for play in yaml.safe_load(handle):
                 if 'roles' in play:
-                    found[play['hosts']] = [entry['role'].split('.')[-1] for entry in play['roles']]
+                    found[play['hosts']] = [entry['role'].split('.')[-1] for entry in play['roles']
+                                            if entry.get('when') != WORKERS_ONLY]
     assert found == sites
+
+
+# How playbooks/serving.yml runs the labels role on the nodes that are Kubernetes workers.
+WORKERS_ONLY = "'%s' in group_names" % LABELS_GROUP
+
+
+def test_serving_play_syncs_models_before_deploy_and_warmup_and_labels_a_worker_last():
+    """Issue 14: model_sync before the deploy and the page-cache warm-up; a worker's labels (triton-ready)
+    decided on the warm servers, as a rollout does (LABELS_GROUP last); site.yml runs the pool's labels
+    play before the serving play."""
+    import os
+
+    import yaml
+
+    root = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
+    with open(os.path.join(root, 'playbooks', 'serving.yml')) as handle:
+        play = [entry for entry in yaml.safe_load(handle) if entry.get('hosts') == 'serving'][0]
+    roles = [(entry['role'].split('.')[-1], entry.get('when')) for entry in play['roles']]
+    assert [name for name, _when in roles] == ['model_sync', 'triton_compose', 'warmup', 'k8s_node_labels']
+    assert roles[-1][1] == WORKERS_ONLY and roles[0][1] is None
+    with open(os.path.join(root, 'playbooks', 'site.yml')) as handle:
+        imported = [entry['ansible.builtin.import_playbook'] for entry in yaml.safe_load(handle)]
+    assert imported.index('nvmeof_pool.yml') < imported.index('serving.yml')
 
 
 def test_warmup_errors(filters):

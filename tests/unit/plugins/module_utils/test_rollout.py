@@ -576,6 +576,34 @@ def test_a_tier_is_named_by_the_groups_of_its_hosts():
     assert [tier['groups'] for tier in limited['tiers']] == [['nvmeof_targets'], ['nvmeof_initiators']]
 
 
+def test_a_kubernetes_worker_converges_its_labels_last_whether_the_rollout_names_its_group_or_not():
+    """A rollout of the initiators must not leave a worker labelled with the fabric it had before: its
+    labels role comes last; a target that is no worker gets none. Sites in site_roles.yml's order."""
+    sites = {'local_nvme': ['kernel_tuning', 'nvme_sched'], 'nvmeof_targets': ['nvmeof_target'],
+             'nvmeof_initiators': ['nvmeof_initiator'], 'k8s_workers': ['k8s_node_labels'],
+             'serving': ['model_sync', 'triton_compose', 'warmup']}
+    groups = dict(POOL, k8s_workers=list(POOL['nvmeof_initiators']))
+    for group, fleet_ in (('nvmeof_initiators', POOL['nvmeof_initiators']),
+                          ('nvmeof_targets:nvmeof_initiators', POOL_FLEET),
+                          ('nvmeof_targets:nvmeof_initiators:k8s_workers', POOL_FLEET)):
+        the_plan = rollout.plan(fleet_, values(group=group), groups=groups, sites=sites)
+        assert the_plan['errors'] == [], group
+        assert the_plan['host_roles']['i1'] == ['nvmeof_initiator', 'k8s_node_labels'], group
+        assert the_plan['host_roles'].get('t1', ['nvmeof_target']) == ['nvmeof_target'], group
+        assert len(the_plan['tiers']) == (1 if group == 'nvmeof_initiators' else 2), group
+    # a serving node that is a worker: labelled after the warm-up (triton-ready on a warm server), even
+    # when the rollout names k8s_workers, which site_roles.yml lists before serving
+    node = {'local_nvme': ['a'], 'serving': ['a'], 'k8s_workers': ['a']}
+    for group in ('local_nvme:serving', 'k8s_workers:serving'):
+        the_plan = rollout.plan(['a'], values(group=group), groups=node, sites=sites)
+        assert the_plan['errors'] == [] and the_plan['host_roles']['a'][-2:] == ['warmup', 'k8s_node_labels'], group
+    # a host of no worker group, or a site map without the group: nothing added
+    assert rollout.plan(['i1'], values(group='nvmeof_initiators'), groups=POOL, sites=sites)['host_roles'] == {
+        'i1': ['nvmeof_initiator']}
+    assert rollout.plan(['i1'], values(group='nvmeof_initiators'), groups=groups, sites=SITES)['host_roles'] == {
+        'i1': ['nvmeof_initiator']}
+
+
 def test_several_groups_unknown_one_named():
     the_plan = rollout.plan(['a'], values(group='local_nvme:gpu'), groups={'local_nvme': ['a']}, sites=SITES)
     assert the_plan['errors'] == [

@@ -194,6 +194,33 @@ def test_changed_model_only_it_is_downloaded_and_unchanged_files_are_reused(lab)
     assert (lab['dest'] / 'b' / 'config.pbtxt').read_bytes() == b2['config.pbtxt']
 
 
+def test_parts_download_in_parallel_on_at_most_connections_connections(lab):
+    files = {'config.pbtxt': b'name: "p"\n', 'a.bin': blob(4 * MIB, 19), 'b.bin': blob(4 * MIB, 20)}
+    upload_model(lab['client'], lab['bucket'], 'par/1', files)
+    # Each connection capped at 8 MiB/s: a 1 MiB part takes about 125 ms, so the workers overlap for sure.
+    lab['proxy'].reset(rate=8 * MIB)
+    failed, result = lab['sync']([{'name': 'par', 'version': '1'}], connections=3)
+    assert not failed, result
+    assert result['total']['requests'] == 1 + 8  # config + 8 ranged parts of 1 MiB
+    # Three workers at once, each on its own connection, plus at most the keep-alive one that read the
+    # manifest (open while they run here): never more.
+    assert lab['proxy'].peak in (3, 3 + 1), lab['proxy'].peak
+    assert result['total']['mb_per_s'] > 8 * MIB / 1e6  # more than one capped connection could give
+
+
+def test_each_model_names_its_own_bucket_and_prefix_or_gets_the_template(lab):
+    other = lab['bucket'][:-2] + '-b'
+    lab['client'].create_bucket(other)
+    upload_model(lab['client'], other, 'llm/llama/7', model_files(22, big=1000))
+    upload_model(lab['client'], lab['bucket'], 'zoo/bert-2', model_files(23, big=1000))
+    failed, result = lab['sync']([{'name': 'llama', 'version': '7', 'bucket': other, 'prefix': 'llm/llama/7'},
+                                  {'name': 'bert', 'version': '2'}], prefix_template='zoo/{name}-{version}')
+    assert not failed, result
+    assert [(m['name'], m['action'], m['source']) for m in result['models']] == [
+        ('llama', 'synced', 's3://%s/llm/llama/7' % other), ('bert', 'synced', 's3://%s/zoo/bert-2' % lab['bucket'])]
+    assert (lab['dest'] / 'llama' / 'config.pbtxt').read_bytes() == model_files(22)['config.pbtxt']
+
+
 def test_bad_credentials_are_refused_clearly(lab):
     upload_model(lab['client'], lab['bucket'], 'm/1', model_files(9))
     failed, result = lab['sync']([{'name': 'm', 'version': '1'}], secret_key='wrong')
