@@ -80,9 +80,9 @@ options:
         vectors alone (C(settings ban irqs)); irqbalance would otherwise move them back within seconds. The
         ban lasts until irqbalance exits; the C(inferops.node.nic_queues) role re-applies it when irqbalance
         restarts. Without a running irqbalance nothing happens.
-      - An irqbalance that has just started opens its socket only after its first read of the IRQs; the
-        module waits up to 300 seconds for it (irqbalance first runs its policy script once per IRQ), and fails without changing anything when the daemon runs but
-        never opens it (the pins would not last).
+      - An irqbalance that has just started opens its socket only after its first read of the IRQs (it runs
+        its policy script once per IRQ); the module waits up to 300 seconds for it, and fails without
+        changing anything when the daemon runs but never opens it (the pins would not last).
     type: bool
     default: true
 attributes:
