@@ -81,11 +81,15 @@ done
 stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
 # Three lanes run at once (see the end of this file): the pool lane (nvmeof_pool, two
 # guests, alone), the guest lane (local_nvme, one guest, kernel_tuning's checks folded
-# in) and the static lane (the stages above, then every scenario without a guest). At
-# most three guests at once: stop 20's CI booted a fourth (kernel_tuning) beside three
-# running ones and its kernel stalled (RCU stall warnings at 844 s, no SSH in 900 s).
+# in) and the static lane (the stages above, then every scenario without a guest, then
+# rollout's three small guests once the pool lane is done). At most three guests of 2 vCPUs
+# at once: stop 20's CI booted a fourth (kernel_tuning) beside three running ones and its
+# kernel stalled (RCU stall warnings at 844 s, no SSH in 900 s).
 pool_scenarios=(nvmeof_pool)
 guest_scenarios=(local_nvme)
+# Scenarios of the static lane that boot guests: last in it, after the host-only ones, and not
+# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB.
+static_guest_scenarios=(rollout)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -98,6 +102,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [molecule:serving]=900 [units]=2400
+  [molecule:rollout]=1500
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
@@ -163,7 +168,7 @@ else
   # docs/development.md, "CI time"). The lab image comes first: the guests boot
   # from it.
   run_stage lab_image
-  pool_lane=() guest_lane=() static_lane=()
+  pool_lane=() guest_lane=() static_lane=() static_last=()
   for stage in "${stages[@]}"; do
     case $stage in
       lab_image) ;;
@@ -172,15 +177,28 @@ else
           pool_lane+=("$stage")
         elif [[ " ${guest_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
           guest_lane+=("$stage")
+        elif [[ " ${static_guest_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
+          static_last+=("$stage")
         else
           static_lane+=("$stage")
         fi ;;
       *) static_lane+=("$stage") ;;
     esac
   done
-  run_lane "${pool_lane[@]}" &
+  # The static lane's guest scenarios wait for the pool lane's end: at most four guests at
+  # once (rollout's three beside local_nvme), never rollout's three booting beside
+  # nvmeof_pool's two and local_nvme.
+  pool_done="$logs/pool-lane.done"
+  rm -f "$pool_done"
+  { run_lane "${pool_lane[@]}"; touch "$pool_done"; } &
   pool_pid=$!
-  run_lane "${static_lane[@]}" &
+  {
+    run_lane "${static_lane[@]}"
+    if ((${#static_last[@]})); then
+      until [[ -e $pool_done ]]; do sleep 10; done
+      run_lane "${static_last[@]}"
+    fi
+  } &
   static_pid=$!
   run_lane "${guest_lane[@]}"
   wait "$pool_pid" "$static_pid"
