@@ -504,7 +504,8 @@ def irqbalance_ban(numbers, wait=0.0):
     """Send ``settings ban irqs <numbers>`` to the running irqbalance (it then never moves them until
     it exits; it checks the sender's credentials, so they go along). Returns the socket's path, or None
     when no irqbalance runs. Raises ``NicError`` when irqbalance runs but has not opened its socket within
-    ``wait`` seconds, or the socket refuses: pinning anyway would be undone by the daemon."""
+    ``wait`` seconds, or the socket refuses: pinning anyway would be undone by the daemon. Returns a
+    second after sending, so that the daemon has read the ban before the caller pins."""
     if not numbers:
         return None
     irqs = ' '.join('%d' % n for n in sorted(numbers))
@@ -527,4 +528,7 @@ def irqbalance_ban(numbers, wait=0.0):
         raise NicError('cannot tell irqbalance (%s) to leave IRQs %s alone: %s' % (path, irqs, exc))
     finally:
         sock.close()
+    # The daemon reads the ban between two passes; a pass already under way could still move a
+    # vector pinned at once.
+    time.sleep(1)
     return path

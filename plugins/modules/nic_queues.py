@@ -235,8 +235,6 @@ irqbalance_socket:
   sample: /run/irqbalance/irqbalance474.sock
 '''
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
@@ -296,10 +294,6 @@ def main():
                                                                         wait=nic_queues.IRQBALANCE_WAIT)
             except nic_queues.NicError as exc:
                 module.fail_json(msg='nothing was changed: %s' % to_native(exc), **result)
-            if result['irqbalance_socket']:
-                # The daemon reads the ban between two passes; a pass already under way could still
-                # move a vector written now.
-                time.sleep(1)
         nic_queues.apply(queues)
         irq.apply(vectors)
         irq.mark_pending(vectors)

@@ -15,7 +15,6 @@ inferops in the same zip application (inferops.node.boot_package).
 """
 import json
 import sys
-import time
 
 # The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
@@ -43,8 +42,7 @@ def apply(path):
     if config.get('irqbalance_ban', True) and vectors:
         try:
             # irqbalance opens its socket some seconds after it starts (this unit runs after it).
-            if nic_queues.irqbalance_ban([e['irq'] for e in vectors], wait=nic_queues.IRQBALANCE_WAIT):
-                time.sleep(1)
+            nic_queues.irqbalance_ban([e['irq'] for e in vectors], wait=nic_queues.IRQBALANCE_WAIT)
         except nic_queues.NicError as exc:
             print('inferops-nic-queues: %s' % exc)
     nic_queues.apply(planned['queues'])
