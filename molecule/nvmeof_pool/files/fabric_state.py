@@ -60,6 +60,12 @@ def main():
     state['hostnqn'] = read('/etc/nvme/hostnqn')
     state['hostid'] = read('/etc/nvme/hostid')
     state['fstab'] = [line for line in (read('/etc/fstab') or '').splitlines() if mount_point in line]
+    # The kernel's own account of dropped and re-established fabric connections
+    # since boot: a loaded lab host can stall a guest past the 5 s keep-alive, and
+    # a reconnect within ctrl_loss_tmo is the kernel doing its job - the log shows it.
+    rc, out, err = run(['dmesg'])
+    state['reconnects'] = [line for line in out.splitlines()
+                           if 'nvme' in line and ('error recovery' in line or 'reconnect' in line.lower())][-10:]
     json.dump(state, sys.stdout, indent=1, sort_keys=True)
 
 
