@@ -17,6 +17,9 @@ from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import dr
 __all__ = ['CHECKS']
 
 FIX_MD = 'role md_raid_xfs (tag md_raid_xfs)'
+# A rebuild loads the surviving members for hours: the operator picks the window.
+FIX_MD_HEALTH = ('replace the failed drive, then add it by hand in a rebuild window: mdadm --manage <array> --add <drive> '
+                 '(md_raid_xfs reports a degraded array, it never adds members)')
 # The group playbooks/local_nvme.yml runs nvme_sched and md_raid_xfs on (playbooks/vars/site_roles.yml). Their
 # defaults hold on every host, so a check that judges a host by a default alone runs on this group only - an
 # NVMe-oF initiator's namespaces at its role's 4096 KiB are no nvme_sched drift from 2048.
@@ -65,7 +68,7 @@ def md_present(check, reads, expected):
 
 @Check('storage.md_health', 'Array clean: not degraded, no faulty member', 'critical',
        '/sys/block/<md>/md/{degraded,array_state,sync_action}, mdadm --detail',
-       'replace the failed drive, then role md_raid_xfs (mdadm --add)')
+       FIX_MD_HEALTH)
 def md_health(check, reads, expected):
     results = []
     for want, found in _running(check, read(reads, 'md_info'), expected, results):
