@@ -22,6 +22,9 @@ __all__ = ['CHECKS', 'GROUP']
 GROUP = 'nvmeof_initiators'
 ROLE = 'nvmeof_initiator'
 FIX = 'role nvmeof_initiator (tag nvmeof_initiator)'
+# A controller the kernel keeps reconnecting has nothing to fix on the initiator: the target or the path
+# does not answer - a port lost from the target's running configuration is restored by its role.
+FIX_CONNECTIONS = FIX + '; not live: the target or the path - role nvmeof_target (tag nvmeof_target) restores its ports'
 VARIABLE = 'nvmeof_initiator_connections'
 
 
@@ -76,7 +79,7 @@ def _reconnecting(ctrls):
 
 
 @Check('fabric.connections', 'Every connection of nvmeof_initiator_connections a live controller (transport, address, '
-       'port, subsystem NQN)', 'critical', '/sys/class/nvme/<ctrl>/{transport,address,subsysnqn,state}', FIX)
+       'port, subsystem NQN)', 'critical', '/sys/class/nvme/<ctrl>/{transport,address,subsysnqn,state}', FIX_CONNECTIONS)
 def connections(check, reads, expected):
     ctrls, dummy = _fabric_reads(reads, expected)
     results = []

@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_fabric
 from ansible_collections.inferops.node.plugins.modules import nvme_info
 from ansible_collections.inferops.node.tests.unit import before_fork
 from ansible_collections.inferops.node.tests.unit.module_harness import run_module
@@ -90,7 +90,7 @@ def test_connection_live_passes(fabric_reads):
     assert ok['expected'] == {'transport': 'tcp', 'traddr': '10.77.0.10', 'trsvcid': 4420, 'subnqn': SUB, 'state': 'live'}
     assert ok['observed'] == 'nvme0 tcp 10.77.0.10:4420 live'
     assert ok['evidence'] == '/sys/class/nvme/nvme0/{transport,address,subsysnqn,state}'
-    assert ok['fix'] == 'role nvmeof_initiator (tag nvmeof_initiator)'
+    assert ok['fix'] == audit_fabric.FIX_CONNECTIONS
 
 
 def test_missing_connection_fails(fabric_reads):
@@ -226,4 +226,4 @@ def test_report_with_fabric_results_is_valid(fabric_reads):
         jsonschema.validate(json.loads(json.dumps(report)), json.load(handle))
     lines = audit_catalogue.summary_lines(report)
     assert 'FAIL compute2 fabric.connections [%s]: no controller for rdma 10.77.0.10:4420; the subsystem has: ' \
-           'nvme0 tcp 10.77.0.10:4420 live (fix: role nvmeof_initiator (tag nvmeof_initiator))' % RDMA_SUBJECT in lines
+           'nvme0 tcp 10.77.0.10:4420 live (fix: %s)' % (RDMA_SUBJECT, audit_fabric.FIX_CONNECTIONS) in lines
