@@ -74,7 +74,7 @@ def baseline(check, reads, expected):
         return [check.warn(None, wanted, None, 'storage_benchmark_baseline = %s is not a run record: %s'
                            % (path, info.get('baseline_error') or 'not read'), evidence)]
     errors = storage_benchmark.gate_errors(latest, info['baseline'], tolerance,
-                                           variable='storage_benchmark_baseline %s' % path)
+                                           variable='storage_benchmark_baseline')
     try:
         rows = storage_benchmark.gate(latest['figures'], info['baseline']['figures'], float(tolerance))['compared']
     except (TypeError, ValueError):
