@@ -123,6 +123,13 @@ def test_compare_tool_uses_the_same_rows():
     proc = subprocess.run([sys.executable, tool, os.path.join(records, BEFORE), os.path.join(records, AFTER)],
                           capture_output=True, text=True, timeout=60, check=True)
     assert '| `page_cache/mbps` | 1466 | 1466-1466 | 834 | 834-834 | **0.57** |' in proc.stdout
+    # A results directory: the pair the audit compares.
+    proc = subprocess.run([sys.executable, tool, records], capture_output=True, text=True, timeout=60, check=True)
+    assert '| figure (MB/s, median) | before-tuning | min-max | after-tuning | min-max | after / before |' in proc.stdout
+    assert '| `page_cache/mbps` | 1466 | 1466-1466 | 834 | 834-834 | **0.57** |' in proc.stdout
+    proc = subprocess.run([sys.executable, tool, os.path.join(records, 'none')], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 1 and proc.stderr == '%s: no run\n' % os.path.join(records, 'none')
 
 
 def baseline_results(read, **expected):
