@@ -321,8 +321,9 @@ def _benchmarks(entry):
     notes = ['%s: %s' % (_e(e['file']), _e(e['msg'])) for e in bench.get('errors') or []]
     parts = ['<h3 id="bench-%s">%s</h3>' % (_anchor(entry['host']), _e(entry['host']))]
     if not bench.get('latest'):
-        parts.append('<p class="muted">%s: %s</p>' % (
-            'no benchmark run' if bench['status'] == 'none' else 'benchmark runs not read', _e(bench.get('reason') or '')))
+        # status none: the reason says "no benchmark run in <directory>"
+        parts.append('<p class="muted">%s%s</p>' % (
+            '' if bench['status'] == 'none' else 'benchmark runs not read: ', _e(bench.get('reason') or '')))
     else:
         if bench.get('reason'):
             parts.append('<p class="muted">%s</p>' % _e(bench['reason']))

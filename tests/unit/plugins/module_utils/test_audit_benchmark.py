@@ -109,7 +109,7 @@ def test_html_has_the_side_by_side_table(recorded):
             'profile local_nvme, kernel 6.18.44-fc-v1098</span></th><th>after: after &lt;tuning&gt;<br>') in section
     assert '<tr><td><code>page_cache/mbps</code></td><td>1465.5</td><td>834.2</td><td><b>0.57</b></td></tr>' in section
     assert section.count('<tr><td><code>') == len(node1['benchmarks']['figures'])
-    assert 'no benchmark run: no benchmark run in ' in section
+    assert '<p class="muted">no benchmark run in %s</p>' % fixture_path('storage_benchmark', 'no-such-directory') in section
     assert 'benchmark runs not read: the host was not audited' in section
     assert '<script' not in text and 'http' not in section
 
