@@ -57,8 +57,8 @@ def main():
             print('not a run record: %s: %s' % (error['file'], error['msg']), file=sys.stderr)
         after, before = utils.compared_pair(found['records'])
         if before is None:
-            parser.exit(1, '%s: %s\n' % (opts.before, 'no run' if after is None else
-                                          'no earlier run with another label than %r' % after['label']))
+            why = 'no run' if after is None else 'no earlier run with another label than %r' % after['label']
+            parser.exit(1, '%s: %s\n' % (opts.before, why))
     else:
         with open(opts.before) as handle:
             before = json.load(handle)
