@@ -343,7 +343,6 @@ files:
       sample: 1
 '''
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -354,7 +353,6 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     PageCacheError,
     Progress,
     Residency,
-    StatusWriter,
     collect_files,
     default_workers,
     evict,
@@ -367,6 +365,7 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     plan,
     read_meminfo,
 )
+from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter, path_problem
 
 MAX_WORKERS_OPTION = 256
 RETRIES = 2  # extra passes over pages reclaimed while a long warm-up was still running
@@ -403,13 +402,9 @@ def validate(params, meminfo):
     if params['status_interval'] <= 0:
         raise PageCacheError('status_interval must be greater than 0, got %s' % params['status_interval'],
                              'status_interval')
-    status_file = params['status_file']
-    if status_file:
-        parent = os.path.dirname(os.path.abspath(status_file))
-        if not os.path.isdir(parent):
-            raise PageCacheError('status_file: directory %s does not exist' % parent, 'status_file')
-        if os.path.isdir(status_file):
-            raise PageCacheError('status_file: %s is a directory' % status_file, 'status_file')
+    problem = path_problem(params['status_file']) if params['status_file'] else None
+    if problem:
+        raise PageCacheError('status_file: %s' % problem, 'status_file')
     return chunk, reserve, min_size
 
 
