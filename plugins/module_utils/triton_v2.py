@@ -513,6 +513,7 @@ class WarmupProgress(object):
         self.errors = 0
         self.latencies = []
         self.totals = {'requests': 0, 'errors': 0}
+        self.error = None
 
     def waiting(self, url, timeout):
         with self.lock:
@@ -549,6 +550,12 @@ class WarmupProgress(object):
         with self.lock:
             self.state = state
 
+    def fail(self, error):
+        """The module's failure message, shown in the last line (state failed)."""
+        with self.lock:
+            self.state = 'failed'
+            self.error = error
+
     def _phase(self, state, limit):
         self.state = state
         self.phase_started = self.clock()
@@ -576,6 +583,7 @@ class WarmupProgress(object):
                 'phase_seconds': round(now - self.phase_started, 1),
                 'phase_limit_seconds': self.phase_limit,
                 'elapsed_seconds': round(now - self.started, 1),
+                'error': self.error,
             }
             status.update(summarize(self.latencies))
         status['line'] = _progress_line(status)
@@ -584,6 +592,8 @@ class WarmupProgress(object):
 
 def _progress_line(status):
     state = status['state']
+    if state == 'failed' and status['error']:
+        return 'failed after %s s: %s' % (status['elapsed_seconds'], _first_line(status['error'])[:300])
     if state in ('starting', 'done', 'failed') or not status['endpoint']:
         return '%s: %d requests, %d errors, %s s' % (state, status['requests_total'], status['errors_total'],
                                                      status['elapsed_seconds'])

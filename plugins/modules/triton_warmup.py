@@ -141,7 +141,7 @@ options:
         C(min_ms), C(max_ms), C(mean_ms) (the current model's), C(requests_total), C(errors_total),
         C(phase_seconds) and C(phase_limit_seconds) (of the readiness wait or the model's traffic),
         C(elapsed_seconds), C(warmup), C(started_at), C(updated_at) (ISO 8601 UTC), C(updated_epoch),
-        C(pid), and C(error) when V(failed).
+        C(pid), and C(error) (null until V(failed)).
       - Its directory must exist.
     type: path
   status_interval:
@@ -585,7 +585,8 @@ def main():
         failed, msg, result = run(module, params, progress=progress)
     finally:
         if status is not None and failed:
-            status.stop(state='failed', error=msg)
+            progress.fail(msg)
+            status.stop(state='failed')
         elif status is not None:
             status.stop(state='done')
     if status is not None:

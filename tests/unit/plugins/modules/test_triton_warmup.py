@@ -516,7 +516,7 @@ def test_module_status_file_says_failed(monkeypatch, tmp_path):
     assert result['failed'] and 'not ready after' in result['msg']
     final = json.loads(path.read_text())
     assert final['state'] == 'failed' and final['error'] == result['msg']
-    assert final['line'] == 'failed: 0 requests, 0 errors, %s s' % final['elapsed_seconds']
+    assert final['line'] == 'failed after %s s: %s' % (final['elapsed_seconds'], result['msg'])
 
 
 def test_module_status_file_not_written_in_check_mode(monkeypatch, fake, tmp_path):
