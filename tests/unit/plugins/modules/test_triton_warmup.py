@@ -24,6 +24,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.inferops.node.plugins.module_utils import triton_v2
 from ansible_collections.inferops.node.plugins.modules import triton_warmup
+from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 from ansible_collections.inferops.node.tests.unit.triton_replay import closed_port, serve, stop
 
 
@@ -434,37 +435,6 @@ def test_progress_of_refused_connections_names_the_error():
     assert progress.lines[0].startswith('%s: waiting for ready - server not ready (ConnectionRefusedError: ' % url)
     assert progress.lines[0].endswith('0 s of 0.2')
     assert progress.snapshot()['pending'] == ['server', 'add']
-
-
-def read_status_while(path, action):
-    """Run action(); meanwhile read the status file as job_progress would, keeping every distinct content."""
-    seen = []
-    bad = []
-    stop = threading.Event()
-
-    def reader():
-        while not stop.is_set():
-            try:
-                with open(path) as handle:
-                    data = json.load(handle)
-            except (IOError, OSError):
-                continue
-            except ValueError as exc:
-                bad.append(exc)
-                continue
-            if not seen or data['line'] != seen[-1]['line']:
-                seen.append(data)
-            time.sleep(0.005)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
-    try:
-        result = action()
-    finally:
-        stop.set()
-        thread.join()
-    assert not bad
-    return result, seen
 
 
 def test_module_status_file_follows_the_wait_and_the_traffic(monkeypatch, tmp_path):
