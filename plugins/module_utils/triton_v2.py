@@ -495,10 +495,9 @@ class WarmupProgress(object):
     ``http://127.0.0.1:8000: model identity: 120 requests, 0 errors, p99 12.3 ms, 35 s of 60``.
     """
 
-    def __init__(self, endpoints_total, clock=time.monotonic):
+    def __init__(self, endpoints_total):
         self.lock = threading.Lock()
-        self.clock = clock
-        self.started = clock()
+        self.started = time.monotonic()
         self.endpoints_total = endpoints_total
         self.state = 'starting'
         self.endpoint = None
@@ -558,7 +557,7 @@ class WarmupProgress(object):
 
     def _phase(self, state, limit):
         self.state = state
-        self.phase_started = self.clock()
+        self.phase_started = time.monotonic()
         self.phase_limit = limit
         self.pending = []
         self.reasons = {}
@@ -566,7 +565,7 @@ class WarmupProgress(object):
 
     def snapshot(self):
         with self.lock:
-            now = self.clock()
+            now = time.monotonic()
             status = {
                 'state': self.state,
                 'endpoint': self.endpoint,
@@ -594,7 +593,9 @@ def _progress_line(status):
     state = status['state']
     if state == 'failed' and status['error']:
         return 'failed after %s s: %s' % (status['elapsed_seconds'], _first_line(status['error'])[:300])
-    if state in ('starting', 'done', 'failed') or not status['endpoint']:
+    if state == 'starting':
+        return 'starting'
+    if state in ('done', 'failed') or not status['endpoint']:
         return '%s: %d requests, %d errors, %s s' % (state, status['requests_total'], status['errors_total'],
                                                      status['elapsed_seconds'])
     where = status['endpoint']
@@ -612,8 +613,6 @@ def _progress_line(status):
         return '%s: waiting for ready - %s not ready (%s)%s, %s' % (where, label, reason[:200] or 'not ready', more, of)
     if state == 'ready':
         return '%s: ready, reading the models' % where
-    if state == 'warming':
-        p99 = '?' if status['p99_ms'] is None else '%.1f ms' % status['p99_ms']
-        return '%s: model %s: %d requests, %d errors, p99 %s, %s' % (
-            where, status['model'], status['requests'], status['errors'], p99, of)
-    return '%s: %s, %s' % (where, state, of)
+    p99 = '?' if status['p99_ms'] is None else '%.1f ms' % status['p99_ms']
+    return '%s: model %s: %d requests, %d errors, p99 %s, %s' % (
+        where, status['model'], status['requests'], status['errors'], p99, of)
