@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Triton compose filter: the triton_compose role's plan, the rule of module_utils/triton_compose.py.
+"""Triton filters: the triton_compose role's plan (module_utils/triton_compose.py) and the warmup role's
+time limit of its async warm-up job (module_utils/triton_v2.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.module_utils.triton_compose import plan
+from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import warmup_time_limit
 
 
 def triton_compose_plan(params):
@@ -21,10 +23,19 @@ def triton_compose_plan(params):
     return plan(params)
 
 
+def triton_warmup_time_limit(endpoints, ready_timeout, models, duration):
+    """Seconds an async triton_warmup job may run (see module_utils/triton_v2.warmup_time_limit)."""
+    try:
+        return warmup_time_limit(endpoints, ready_timeout, models, duration)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('triton_warmup_time_limit: %s' % exc)
+
+
 class FilterModule(object):
     """Triton compose filters."""
 
     def filters(self):
         return {
             'triton_compose_plan': triton_compose_plan,
+            'triton_warmup_time_limit': triton_warmup_time_limit,
         }
