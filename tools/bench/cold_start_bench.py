@@ -15,6 +15,11 @@ GET /v2/models/<model>/ready answers 200 (polled every 50 ms on 127.0.0.1):
   preload  the same drop, then page_cache's module path (plugins/module_utils/page_cache.py,
            loaded directly, module defaults, timed on its own), then start
   warm     no drop: the repository already resident (the lower bound)
+  role     (only with --with-ansible) the same drop, then the warmup role's page_cache tasks as
+           triton_compose includes them (async page_cache, job_progress polls every
+           --progress-interval, the role's default 5 s) in an ansible-playbook run, then start; the preload
+           time is the tasks' own (from a timestamp before the include to one after it), not
+           Ansible's start-up, which a real play pays once anyway
 
 --gap waits that long before every start (untimed), as docker compose up does between the
 preload and the server's first read; the weights' residency just before the start is reported.
@@ -31,6 +36,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -50,6 +56,29 @@ PORTS = range(28700, 28800)
 POLL = 0.05
 RETRIES = 2  # plugins/modules/page_cache.py RETRIES: passes over pages reclaimed during the warm
 CONDITIONS = ('cold', 'preload', 'warm')
+
+# The tasks triton_compose runs before a (re)start (roles/triton_compose/tasks/deploy.yml), between two
+# controller-side timestamps; the status file is the run's own, not the role's /run default.
+PLAYBOOK = '''---
+- name: Preload as triton_compose does
+  hosts: localhost
+  connection: local
+  gather_facts: false
+  tasks:
+    - name: Take the time before
+      ansible.builtin.set_fact:
+        __bench_begin: "{{ now().timestamp() }}"
+    - name: Load the model repository into the page cache before the servers (re)start
+      ansible.builtin.include_role:
+        name: inferops.node.warmup
+        tasks_from: page_cache.yml
+      vars:
+        warmup_model_repository: %s
+        warmup_status_file: %s
+    - name: Report the time the tasks took
+      ansible.builtin.debug:
+        msg: "PRELOAD_TASKS_SECONDS {{ now().timestamp() - __bench_begin | float }}"
+'''
 
 CONFIG = '''name: "%s"
 backend: "python"
@@ -230,6 +259,24 @@ def start_to_ready(triton, repository, log, timeout, port):
         return seconds, json.load(handle)
 
 
+def run_role(opts, repository):
+    """Seconds the warmup role's page_cache tasks took inside an ansible-playbook run of this checkout."""
+    collections = os.path.join(opts.dir, 'collections')
+    link = os.path.join(collections, 'ansible_collections', 'inferops', 'node')
+    if not os.path.islink(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(ROOT, link)
+    playbook = os.path.join(opts.dir, 'preload.yml')
+    with open(playbook, 'w') as handle:
+        handle.write(PLAYBOOK % (repository, os.path.join(opts.dir, 'page-cache-status.json')))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=collections)
+    out = subprocess.run([os.path.join(opts.venv, 'bin', 'ansible-playbook'), '-i', 'localhost,', playbook,
+                          '-e', 'ansible_python_interpreter=%s' % os.path.join(opts.venv, 'bin', 'python'),
+                          '-e', 'warmup_progress_interval=%d' % opts.progress_interval],
+                         check=True, cwd=ROOT, env=env, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return float(re.search(r'PRELOAD_TASKS_SECONDS ([0-9.]+)', out).group(1))
+
+
 # ----------------------------------------------------------------------------- main
 
 def measure(condition, opts, triton, repository, weights, port):
@@ -239,7 +286,9 @@ def measure(condition, opts, triton, repository, weights, port):
         sample['resident_after_drop'] = pcb.resident_fraction([weights])
         if sample['resident_after_drop'] > 0.001:
             raise SystemExit('cold_start_bench: %.1f %% of the weights still resident after the drop' % (100 * sample['resident_after_drop']))
-    if condition == 'preload':
+    if condition == 'role':
+        sample['preload_seconds'] = run_role(opts, repository)
+    elif condition == 'preload':
         # The module's defaults as the warmup role passes them: workers by the rule, 8 MiB chunks.
         sample['preload_seconds'], _need = pcb.run_page_cache(repository, None, pc.DEFAULT_CHUNK_SIZE, retries=RETRIES)
     elif condition == 'warm' and pcb.resident_fraction([weights]) < 1.0:
@@ -265,6 +314,9 @@ def main():
     parser.add_argument('--venv', default='/work/main/.venv', help='virtualenv with nvidia-pytriton')
     parser.add_argument('--timeout', type=int, default=600, help='seconds to wait for the model to be ready')
     parser.add_argument('--gap', type=float, default=0.0, help='seconds between the preload (or drop) and the server start, untimed')
+    parser.add_argument('--with-ansible', action='store_true', help='also the role condition: the preload through the warmup role')
+    parser.add_argument('--progress-interval', type=int, default=5, help='warmup_progress_interval for the role condition '
+                        '(the role default 5: seconds between two polls of the preload job)')
     parser.add_argument('--json', help='write all samples to this file')
     opts = parser.parse_args()
 
@@ -284,11 +336,12 @@ def main():
     print('machine: %d CPUs, MemAvailable %s, kernel %s, load average %.2f %.2f %.2f' % (
         (os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release) + os.getloadavg()))
 
-    samples = {c: [] for c in CONDITIONS}
+    conditions = CONDITIONS + (('role',) if opts.with_ansible else ())
+    samples = {c: [] for c in conditions}
     loads = [os.getloadavg()[0]]
     ports = iter(list(PORTS) * (opts.repeat + 1))
     for rnd in range(opts.repeat):
-        order = CONDITIONS[rnd % 3:] + CONDITIONS[:rnd % 3]
+        order = conditions[rnd % len(conditions):] + conditions[:rnd % len(conditions)]
         for condition in order:
             port = free_port(ports)  # a new port each start: no wait for the last one's sockets
             sample = measure(condition, opts, triton, repository, weights, port)
@@ -301,18 +354,20 @@ def main():
         sys.exit('cold_start_bench: processes of this run still running: %s' % stray_pids())
 
     med = {c: {k: statistics.median(s[k] for s in samples[c]) for k in
-               ('preload_seconds', 'ready_seconds', 'load_seconds', 'total_seconds', 'resident_at_start')} for c in CONDITIONS}
+               ('preload_seconds', 'ready_seconds', 'load_seconds', 'total_seconds', 'resident_at_start')} for c in conditions}
     print('\nmedians over %d round(s), load average (1 min) %.1f-%.1f during the run:' % (opts.repeat, min(loads), max(loads)))
     print('  %-8s %10s %14s %12s %14s %18s' % ('', 'preload s', 'start->ready s', 'model load s', 'preload+start s', 'resident at start'))
-    for cond in CONDITIONS:
+    for cond in conditions:
         row = med[cond]
         print('  %-8s %10.2f %14.2f %12.2f %14.2f %16.1f %%' % (cond, row['preload_seconds'], row['ready_seconds'], row['load_seconds'],
                                                                 row['total_seconds'], 100 * row['resident_at_start']))
     cold = med['cold']['ready_seconds']
     print('\nratios of medians:')
-    print('  cold / preload (server start to ready)    %.2fx' % (cold / med['preload']['ready_seconds']))
-    print('  cold / preload (preload + start to ready) %.2fx' % (cold / med['preload']['total_seconds']))
-    print('  cold / warm                               %.2fx' % (cold / med['warm']['ready_seconds']))
+    print('  cold / preload (server start to ready)      %.2fx' % (cold / med['preload']['ready_seconds']))
+    print('  cold / preload (preload + start to ready)   %.2fx' % (cold / med['preload']['total_seconds']))
+    if opts.with_ansible:
+        print('  cold / role (role preload + start to ready) %.2fx' % (cold / med['role']['total_seconds']))
+    print('  cold / warm                                 %.2fx' % (cold / med['warm']['ready_seconds']))
     if opts.json:
         with open(opts.json, 'w') as handle:
             json.dump({'weights_bytes': weights_size, 'samples': samples, 'medians': med, 'load_average': loads}, handle, indent=1)
