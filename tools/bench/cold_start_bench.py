@@ -26,14 +26,16 @@ preload and the server's first read; the weights' residency just before the star
 
 Conditions run in rotating order for --repeat rounds; medians are reported. The server's
 process group is ended after every measurement.
-Usage: tools/bench/cold_start_bench.py [--dir /var/tmp/inferops-cold-start-bench] [--repeat 5]
-Needs root (drop_caches, mincore) and /work/main/.venv-like --venv with nvidia-pytriton.
+Usage: .venv/bin/python tools/bench/cold_start_bench.py [--dir /var/tmp/inferops-cold-start-bench] [--repeat 5]
+Needs root (drop_caches, mincore), a --venv with nvidia-pytriton (the checkout's), and PyYAML in the
+Python running it (molecule/serving's run_service.py is imported for its process-group stop).
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import json
 import os
 import re
@@ -51,7 +53,17 @@ import page_cache_bench as pcb
 pc = pcb.pc
 ROOT = pcb.ROOT
 MODEL = 'coldstart'
-MARKER = 'INFEROPS_COLD_START_BENCH'  # in every server's environment: finds strays after a kill
+
+
+def load_glue():
+    """molecule/serving's run_service.py: its process-group stop and environment-marker scan."""
+    spec = importlib.util.spec_from_file_location('run_service', os.path.join(ROOT, 'molecule', 'serving', 'files', 'run_service.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+glue = load_glue()
 PORTS = range(28700, 28800)
 POLL = 0.05
 RETRIES = 2  # plugins/modules/page_cache.py RETRIES: passes over pages reclaimed during the warm
@@ -172,8 +184,9 @@ def triton_layout(venv, directory):
         shutil.copy2(os.path.join(home, 'python_backend_stubs', pyver, 'triton_python_backend_stub'), os.path.join(backends, 'python'))
     env = dict(os.environ, PATH=os.path.join(venv, 'bin') + ':' + os.environ.get('PATH', ''),
                LD_LIBRARY_PATH='%s:%s' % (libdir, os.path.normpath(os.path.join(pytriton, '..', 'nvidia_pytriton.libs'))))
-    env[MARKER] = str(os.getpid())
-    return os.path.join(home, 'bin', 'tritonserver'), backends, env
+    # Every server's environment carries the marker of --dir: what outlives its process group is found by it.
+    env[glue.MARKER] = os.path.realpath(directory)
+    return os.path.join(home, 'bin', 'tritonserver'), backends, env, directory
 
 
 # ----------------------------------------------------------------------------- server
@@ -200,32 +213,11 @@ def model_ready(port):
         conn.close()
 
 
-def stray_pids():
-    """Processes still carrying this run's marker (a stub that left the process group)."""
-    mine = ('%s=%d' % (MARKER, os.getpid())).encode()
-    pids = []
-    for entry in os.listdir('/proc'):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open('/proc/%s/environ' % entry, 'rb') as handle:
-                    if mine in handle.read().split(b'\0'):
-                        pids.append(int(entry))
-            except OSError:
-                continue
-    return pids
-
-
-def stop(proc, grace=20.0):
-    """SIGTERM the server's process group (server and python stubs), SIGKILL what outlives the grace."""
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=grace)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    for pid in stray_pids():
+def stop(proc, directory):
+    """End the server's process group (server and python stubs) and anything left with this run's marker."""
+    glue.stop_group(proc.pid, 20)
+    proc.poll()  # stop_group reaped it; let Popen know
+    for pid in glue.marked_pids(directory):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -234,7 +226,7 @@ def stop(proc, grace=20.0):
 
 def start_to_ready(triton, repository, log, timeout, port):
     """Seconds from starting tritonserver to the model's ready endpoint answering 200, and the model's load report."""
-    binary, backends, env = triton
+    binary, backends, env, directory = triton
     report = log + '.load.json'
     if os.path.exists(report):
         os.unlink(report)
@@ -254,7 +246,7 @@ def start_to_ready(triton, repository, log, timeout, port):
             time.sleep(POLL)
         seconds = time.monotonic() - begin
     finally:
-        stop(proc)
+        stop(proc, directory)
     with open(report) as handle:
         return seconds, json.load(handle)
 
@@ -350,8 +342,8 @@ def main():
             print('  round %d  %-8s preload %6.2f s  start->ready %6.2f s (model load %6.2f s)  total %6.2f s  resident at start %5.1f %%  load %.1f'
                   % (rnd + 1, condition, sample['preload_seconds'], sample['ready_seconds'], sample['load_seconds'],
                      sample['total_seconds'], 100 * sample['resident_at_start'], loads[-1]), flush=True)
-    if stray_pids():
-        sys.exit('cold_start_bench: processes of this run still running: %s' % stray_pids())
+    if glue.marked_pids(opts.dir):
+        sys.exit('cold_start_bench: processes of this run still running: %s' % glue.marked_pids(opts.dir))
 
     med = {c: {k: statistics.median(s[k] for s in samples[c]) for k in
                ('preload_seconds', 'ready_seconds', 'load_seconds', 'total_seconds', 'resident_at_start')} for c in conditions}
