@@ -255,6 +255,9 @@ def run_role(opts, repository):
     """Seconds the warmup role's page_cache tasks took inside an ansible-playbook run of this checkout."""
     collections = os.path.join(opts.dir, 'collections')
     link = os.path.join(collections, 'ansible_collections', 'inferops', 'node')
+    # The link outlives the run: point it at this checkout, whichever ran last.
+    if os.path.islink(link) and os.readlink(link) != ROOT:
+        os.unlink(link)
     if not os.path.islink(link):
         os.makedirs(os.path.dirname(link), exist_ok=True)
         os.symlink(ROOT, link)
