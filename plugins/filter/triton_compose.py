@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Triton compose filter: the triton_compose role's plan, the rule of module_utils/triton_compose.py.
+"""Triton compose filters: the triton_compose role's plan (module_utils/triton_compose.py) and the error
+lines of a server log (module_utils/triton_probe.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.module_utils.triton_compose import plan
+from ansible_collections.inferops.node.plugins.module_utils.triton_probe import server_errors
 
 
 def triton_compose_plan(params):
@@ -21,10 +23,18 @@ def triton_compose_plan(params):
     return plan(params)
 
 
+def triton_server_errors(log, limit=20):
+    """The error lines of a tritonserver log, or of docker compose logs of its services (see module_utils)."""
+    if not isinstance(log, str):
+        raise AnsibleFilterError('triton_server_errors: the input must be the log text, got %r' % (type(log).__name__,))
+    return server_errors(log, int(limit))
+
+
 class FilterModule(object):
     """Triton compose filters."""
 
     def filters(self):
         return {
             'triton_compose_plan': triton_compose_plan,
+            'triton_server_errors': triton_server_errors,
         }

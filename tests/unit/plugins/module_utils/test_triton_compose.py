@@ -37,6 +37,26 @@ def test_defaults_are_valid():
     assert list(result['definition']['services']) == ['triton']
 
 
+@pytest.mark.parametrize('gpu, devices, runtime, gpus', [('none', 'all', None, None), ('runtime', 'all', 'nvidia', None),
+                                                          ('device_requests', 'all', None, 'all'),
+                                                          ('device_requests', '0,1', None, '"device=0,1"')])
+def test_the_probe_tries_each_services_command_with_its_runtime_and_gpus(gpu, devices, runtime, gpus):
+    """triton_command_check's input: what compose up would start, on the repository read-only."""
+    result = tc.plan(defaults(triton_compose_gpu=gpu, triton_compose_gpu_devices=devices,
+                              triton_compose_instances=[inst('a', 8000), inst('b', 8100)]))
+    probe, services = result['probe'], result['definition']['services']
+    assert (probe['runtime'], probe['gpus']) == (runtime, gpus)
+    assert probe['image'] == 'nvcr.io/nvidia/tritonserver:24.05-py3'
+    assert probe['commands'] == [{'name': 'a', 'command': services['a']['command']},
+                                 {'name': 'b', 'command': services['b']['command']}]
+    assert probe['volumes'] == ['/data/models:/models:ro']
+    assert probe['environment'] == services['a']['environment']
+
+
+def test_no_probe_for_invalid_input():
+    assert tc.plan(defaults(triton_compose_instances=[inst('a', 8000), inst('b', 8000)]))['probe'] is None
+
+
 def test_instances_fill_defaults():
     params = defaults(triton_compose_memory_max='96G', triton_compose_memory_high='',
                       triton_compose_instances=[inst('a', 8000, cpuset=' 0 - 3 ', memory_high='80G', extra_args=None)])
