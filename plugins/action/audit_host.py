@@ -18,7 +18,7 @@ from ansible.plugins.action import ActionBase
 from ansible.template import Templar
 from ansible.utils.display import Display
 
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils import audit_benchmark, audit_catalogue
 
 display = Display()
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
@@ -47,6 +47,7 @@ class ActionModule(ActionBase):
             results=results,
             expected=expected,
             drives=None if health.get('failed') or health.get('skipped') else health.get('controllers') or [],
+            benchmarks=audit_benchmark.section(args['reads']),
             # Named here, where every read arrives, so that a gate on them lists none twice or misses one.
             failed_reads=dict((name, read) for name, read in args['reads'].items()
                               if isinstance(read, dict) and read.get('failed')),

@@ -110,10 +110,10 @@ class ActionModule(ActionBase):
             if not data or data.get('failed') or 'results' not in data:
                 why = (data or {}).get('msg') or 'no audit result: the host was unreachable or failed before the audit'
                 hosts[host] = {'results': [audit_catalogue.REACHABLE.fail(None, 'answered', None, why)], 'drives': None,
-                               'groups': names, 'reachable': False}
+                               'groups': names, 'reachable': False, 'benchmarks': None}
                 continue
             hosts[host] = {'results': list(data['results']), 'drives': data.get('drives'), 'groups': names,
-                           'reachable': True}
+                           'reachable': True, 'benchmarks': data.get('benchmarks')}
         groups = dict((group, [h for h in members if h in hosts]) for group, members in (task_vars.get('groups') or {}).items()
                       if group not in ('all', 'ungrouped'))
         now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)

@@ -4,7 +4,7 @@
 """The node audit's result type: what every check of the catalogue returns.
 
 A check is a function ``check(reads, expected)`` of one concern file (``audit_platform.py``,
-``audit_nvme.py``, ``audit_storage.py``, ``audit_fabric.py``, ``audit_kernel.py``, ``audit_irq.py``,
+``audit_nvme.py``, ``audit_storage.py``, ``audit_fabric.py``, ``audit_kernel.py``, ``audit_irq.py``, ``audit_benchmark.py``,
 ``audit_serving.py``)
 returning a list of results. It only evaluates what the ``*_info`` modules returned (``reads``, by module
 name) against the values the roles are given (``expected``, by variable name) - it never reads the host

@@ -20,7 +20,8 @@ with, and the one JSON document a run writes (schema ``schemas/audit_report.sche
 
 from __future__ import annotations
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_fabric, audit_fleet, audit_irq, audit_kernel
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_benchmark, audit_fabric, audit_fleet, audit_irq
+from ansible_collections.inferops.node.plugins.module_utils import audit_kernel
 from ansible_collections.inferops.node.plugins.module_utils import audit_nvme
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
@@ -57,20 +58,22 @@ ROLE_VARIABLES = {
     # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
     'triton_compose': {'triton_compose_params': '__triton_compose_params', 'triton_compose_deploy': 'triton_compose_deploy'},
     'model_sync': dict((name, name) for name in ('model_sync_models', 'model_sync_destination')),
+    'storage_benchmark': dict((name, name) for name in ('storage_benchmark_baseline', 'storage_benchmark_tolerance_percent')),
 }
 
 # The info modules the checks read, as the playbook registers them; irq_pin runs with list_only (it matches the
 # rules and plans the targets, writes nothing): the role's own plan, for irq.pins. triton_info reads the
 # triton_compose role's endpoints (its entry point tasks/info.yml), on the hosts of the serving group only.
+# storage_benchmark_info gives the report's benchmarks section and storage.benchmark_baseline (audit_benchmark.py).
 INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin',
-                'triton_info')
+                'triton_info', 'storage_benchmark_info')
 
 # The result audit_report gives a host with no audit_host result (unreachable, or failed before the audit).
 REACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
                         'bring the host back, then run the audit again')
 
 HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
-               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS)
+               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS + audit_benchmark.CHECKS)
 FLEET_CHECKS = audit_fleet.CHECKS_DOC
 
 
@@ -88,7 +91,8 @@ def evaluate_host(reads, expected):
 
 def build_report(hosts, groups, expected=None, meta=None):
     """``hosts``: ``{host: {'results': [...], 'drives': nvme_health_info controllers or None, 'reachable': bool,
-    'groups': [...]}}``; ``groups``: ``{group: [hosts]}``; ``expected``: fleet thresholds (``audit_*``)."""
+    'groups': [...], 'benchmarks': audit_benchmark.section(), None when unread}}``; ``groups``: ``{group: [hosts]}``;
+    ``expected``: fleet thresholds (``audit_*``)."""
     settings = dict(AUDIT_DEFAULTS)
     settings.update(expected or {})
     host_reads = dict((host, {'nvme_health_info': {'controllers': data.get('drives') or []}})
@@ -101,7 +105,8 @@ def build_report(hosts, groups, expected=None, meta=None):
         data = hosts[host]
         results = audit.failures_first(data['results'])
         entries.append({'host': host, 'groups': data.get('groups') or [], 'reachable': data.get('reachable', True),
-                        'status': audit.worst(results), 'summary': audit.summary(results), 'results': results})
+                        'status': audit.worst(results), 'summary': audit.summary(results), 'results': results,
+                        'benchmarks': data.get('benchmarks') or dict(audit_benchmark.UNREAD)})
     entries.sort(key=lambda e: (audit.ORDER[e['status']], e['host']))
     every = [r for e in entries for r in e['results']] + fleet
     return {

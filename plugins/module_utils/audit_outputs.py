@@ -5,8 +5,9 @@
 
 * ``html_page(report)`` - one self-contained HTML page (inline CSS, no script, no network): the fleet summary,
   one row per host (failures first), every FAIL and WARN with its evidence and fix, what changed since the
-  previous run, one row per check, the fleet checks, then each host's results (failures first, ``<details>``
-  open for a host that is not clean).
+  previous run, one row per check, the fleet checks, each host's storage benchmark runs side by side (figure,
+  before, after, ratio), then each host's results (failures first, ``<details>`` open for a host that is not
+  clean).
 * ``junit_xml(report)`` - JUnit XML for CI systems: a test suite per host (and one for the fleet checks), a
   test case per result (host x check x subject; classname ``<host>.<check id>``): FAIL is a ``<failure>``,
   SKIP ``<skipped>``, WARN passes with the warning in ``<system-out>``.
@@ -301,6 +302,42 @@ def _diff_section(d):
     return '<p>%s</p>\n%s' % (_e(diff_lines(d)[0]), _table(['', 'result', 'reason'], rows) if rows else '')
 
 
+def _run_head(run, side):
+    """A column head of the benchmark table: the side, the run's label, when, profile and kernel."""
+    if run is None:
+        return '<th>%s<br><span class="muted">no run with another label</span></th>' % side
+    return '<th>%s: %s<br><span class="muted">%s<br>profile %s, kernel %s</span></th>' % (
+        side, _e(run['label'] or '(no label)'), _e(run['started_at']), _e(run['profile'] or '-'), _e(run['kernel'] or '-'))
+
+
+def _mbps(value):
+    return '-' if value is None else '%.1f' % value
+
+
+def _benchmarks(entry):
+    """A host's storage benchmark runs (``entry['benchmarks']``, audit_benchmark.section) as one table, or the
+    reason there is none."""
+    bench = entry.get('benchmarks') or {'status': 'unread', 'reason': 'not in this report'}
+    notes = ['%s: %s' % (_e(e['file']), _e(e['msg'])) for e in bench.get('errors') or []]
+    parts = ['<h3 id="bench-%s">%s</h3>' % (_anchor(entry['host']), _e(entry['host']))]
+    if not bench.get('latest'):
+        # status none: the reason says "no benchmark run in <directory>"
+        parts.append('<p class="muted">%s%s</p>' % (
+            '' if bench['status'] == 'none' else 'benchmark runs not read: ', _e(bench.get('reason') or '')))
+    else:
+        if bench.get('reason'):
+            parts.append('<p class="muted">%s</p>' % _e(bench['reason']))
+        parts.append('<table><thead><tr><th>figure (MB/s, median)</th>%s%s<th>after / before</th></tr></thead><tbody>' % (
+            _run_head(bench.get('before'), 'before'), _run_head(bench['latest'], 'after')))
+        parts.extend('<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td><b>%s</b></td></tr>' % (
+            _e(row['figure']), _mbps(row['before']), _mbps(row['after']),
+            '-' if row['ratio'] is None else '%.2f' % row['ratio']) for row in bench['figures'])
+        parts.append('</tbody></table>')
+    if notes:
+        parts.append('<p class="muted">not read as run records: %s</p>' % '; '.join(notes))
+    return '\n'.join(parts)
+
+
 def html_page(report):
     """The report as one HTML document (text)."""
     meta, s = report.get('meta') or {}, report['summary']
@@ -332,8 +369,12 @@ def html_page(report):
         _checks(report),
         '<h2 id="fleet">Fleet checks</h2>',
         _table(_RESULT_HEAD, [_result_row(r) for r in report.get('fleet') or []]),
-        '<h2 id="per-host">Per host</h2>',
+        '<h2 id="benchmarks">Storage benchmarks</h2>',
+        '<p class="muted">The latest storage_benchmark run of each host and the newest earlier run with another label '
+        '(before and after tuning); ratio = after / before, above 1 is faster.</p>',
     ]
+    parts.extend(_benchmarks(e) for e in report['hosts'])
+    parts.append('<h2 id="per-host">Per host</h2>')
     for e in report['hosts']:
         parts.append('<details id="%s"%s><summary class="%s">%s %s - %s</summary>%s</details>' % (
             _anchor(e['host']), '' if e['status'] == 'PASS' else ' open', e['status'], _e(e['status']), _e(e['host']),

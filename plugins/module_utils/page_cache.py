@@ -21,10 +21,8 @@ Standard library only, so tools/bench/page_cache_bench.py can load this file dir
 from __future__ import annotations
 
 import ctypes
-import datetime
 import errno
 import fnmatch
-import json
 import math
 import mmap
 import os
@@ -531,7 +529,6 @@ class Progress:
         self.files_total = files_total
         self.bytes_done = 0
         self.files_done = 0
-        self.started = time.time()
         self.started_mono = time.monotonic()
         self.io_started_mono = None  # set by set_state() when reading or evicting begins
         self.io_ended_mono = None  # set by set_state() at done / failed: the rate stops there
@@ -559,7 +556,6 @@ class Progress:
         remaining = max(total - done, 0)
         # Rounded up: an ETA of 0 means done, never 'almost done'.
         eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
-        now = time.time()
         status = {
             'state': state,
             'bytes_done': done,
@@ -570,10 +566,6 @@ class Progress:
             'gbps': round(rate / 1e9, 3),
             'eta_seconds': eta,
             'elapsed_seconds': round(elapsed, 2),
-            'started_at': _iso(self.started),
-            'updated_at': _iso(now),
-            'updated_epoch': round(now, 3),
-            'pid': os.getpid(),
         }
         status['line'] = progress_line(status)
         return status
@@ -587,60 +579,6 @@ def progress_line(status):
         status['state'], status['percent'], human_bytes(status['bytes_done']), human_bytes(status['bytes_total']),
         status['files_done'], status['files_total'], status['gbps'], '?' if eta is None else '%s s' % eta,
         status['elapsed_seconds'])
-
-
-def _iso(epoch):
-    return datetime.datetime.fromtimestamp(epoch, datetime.timezone.utc).strftime('%Y-%m-%dT%H:%M:%S.%fZ')
-
-
-def write_json_atomic(path, data):
-    """Write JSON to path via a temp file in the same directory and os.replace()."""
-    tmp = '%s.tmp.%d' % (path, os.getpid())
-    with open(tmp, 'w') as handle:
-        json.dump(data, handle, sort_keys=True)
-        handle.write('\n')
-    os.replace(tmp, path)
-
-
-class StatusWriter:
-    """Writes Progress.snapshot() (plus fixed extra keys) to a file every ``interval`` seconds."""
-
-    def __init__(self, path, progress, interval=1.0, extra=None):
-        self.path = path
-        self.progress = progress
-        self.interval = interval
-        self.extra = dict(extra or {})
-        self._stop = threading.Event()
-        self._thread = None
-        self.error = None
-
-    def write(self, **more):
-        data = self.progress.snapshot()
-        data.update(self.extra)
-        data.update(more)
-        try:
-            write_json_atomic(self.path, data)
-        except (IOError, OSError) as exc:  # progress reporting must not kill the warm-up
-            self.error = '%s: %s' % (self.path, exc)
-
-    def start(self):
-        self.write()
-        self._thread = threading.Thread(target=self._run, name='page-cache-status')
-        self._thread.daemon = True
-        self._thread.start()
-
-    def _run(self):
-        while not self._stop.wait(self.interval):
-            self.write()
-
-    def stop(self, **final):
-        """Stop the writer thread and write once more; ``state`` in final goes to Progress."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if 'state' in final:
-            self.progress.set_state(final.pop('state'))
-        self.write(**final)
 
 
 _SENDFILE_UNSUPPORTED = (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ESPIPE, errno.EXDEV)

@@ -10,6 +10,11 @@
 * ``summary`` - median / min / max of the repetitions.
 * ``figures`` / ``gate`` - the flat figures of a result (all "higher is better", MB/s) and their
   comparison with a baseline, worded per figure.
+* The run records the role keeps (``<results dir>/<UTC timestamp>.json``, ``latest.json``): ``record_file_name``
+  names one, ``read_records`` reads the newest of a directory and ``read_record`` one file, such as the gate's
+  baseline (module ``storage_benchmark_info``),
+  ``compared_pair`` picks the record the latest is compared with, ``side_by_side`` compares two (the node
+  audit's ``benchmarks`` section, ``tools/bench/storage_benchmark_compare.py``).
 * ``write_safetensors_model`` / ``load_safetensors`` - a generated multi-shard safetensors model (the
   format written here, header padded so each shard has the exact size asked) and the LLM engines'
   loader pattern, ``safetensors.safe_open(path, framework="numpy")`` (memory-mapped, no GPU).
@@ -21,16 +26,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import time
 
 __all__ = [
     'BenchmarkError', 'MIB', 'fio_document', 'fio_read', 'fio_cases', 'fio_argv', 'fio_layout',
     'summary', 'figures', 'gate', 'gate_errors', 'record_figures', 'safetensors_loader', 'write_safetensors_model',
-    'load_safetensors', 'case_key', 'side_by_side',
+    'load_safetensors', 'case_key', 'side_by_side', 'LATEST_RECORD', 'record_file_name', 'record_errors',
+    'read_record', 'read_records', 'compared_pair',
 ]
 
 MIB = 1024 * 1024
+# A run record's file name: started_at without '-' and ':' (record_file_name), so names sort by time.
+RECORD_NAME = re.compile(r'^[0-9]{8}T[0-9]{6}Z\.json$')
+# The role's copy of the newest record; the reader skips it (and baseline.json, any other name).
+LATEST_RECORD = 'latest.json'
 # Header room in each generated shard (JSON padded with spaces, as safetensors itself pads).
 HEADER_BYTES = 64 * 1024
 TENSOR_BYTES = 32 * MIB
@@ -228,6 +239,80 @@ def gate_errors(current, baseline, tolerance_percent, host='', variable='storage
         errors.append('%sno figure of the baseline (%s) was measured in this run: %s'
                       % (where, variable, ', '.join(sorted(baseline)[:5])))
     return errors
+
+
+def record_file_name(started_at):
+    """The file a run started at ``started_at`` (``2026-12-03T10:10:52Z``) is kept in: ``20261203T101052Z.json``."""
+    return '%s.json' % started_at.replace('-', '').replace(':', '')
+
+
+def record_errors(record):
+    """What makes a document unusable as a run record (empty when it is one): a JSON object with the
+    role's ``started_at``, ``label`` and a ``figures`` dict of numbers."""
+    if not isinstance(record, dict):
+        return ['not a JSON object']
+    errors = []
+    if not isinstance(record.get('started_at'), str):
+        errors.append('no started_at')
+    if not isinstance(record.get('label'), str):
+        errors.append('no label')
+    found = record.get('figures')
+    if not isinstance(found, dict):
+        errors.append('no figures')
+    else:
+        bad = sorted(k for k, v in found.items() if isinstance(v, bool) or not isinstance(v, (int, float)))
+        if bad:
+            errors.append('figures that are not numbers: %s' % ', '.join(bad[:5]))
+    return errors
+
+
+def read_record(path, details=False):
+    """``(record, None)`` of a run record file (with ``file``; ``benchmark``, the module's whole result, with
+    ``details`` only), or ``(None, why not)`` - unreadable, not JSON, or a record's field missing."""
+    try:
+        with open(path) as handle:
+            record = json.load(handle)
+    except (OSError, ValueError) as exc:
+        return None, str(exc)
+    problems = record_errors(record)
+    if problems:
+        return None, 'not a storage_benchmark run record: %s' % '; '.join(problems)
+    if not details:
+        record.pop('benchmark', None)
+    record['file'] = path
+    return record, None
+
+
+def read_records(directory, count, details=False):
+    """The newest ``count`` run records of ``directory`` (by file name, newest first; ``read_record``):
+    ``{directory, exists, files, records, errors}``. ``files`` counts the record files there; a file that is not
+    a record is in ``errors`` as ``{file, msg}`` and takes its place in the count, so that a read stays bounded.
+    A missing directory has no records; another OSError is raised."""
+    try:
+        names = sorted((n for n in os.listdir(directory) if RECORD_NAME.match(n)), reverse=True)
+    except FileNotFoundError:
+        return {'directory': directory, 'exists': False, 'files': 0, 'records': [], 'errors': []}
+    records, errors = [], []
+    for name in names[:count]:
+        record, error = read_record(os.path.join(directory, name), details)
+        if error:
+            errors.append({'file': os.path.join(directory, name), 'msg': error})
+        else:
+            records.append(record)
+    return {'directory': directory, 'exists': True, 'files': len(names), 'records': records, 'errors': errors}
+
+
+def compared_pair(records):
+    """``(latest, before)`` of records listed newest first: the latest run and the newest earlier one with
+    another label (``before-tuning`` for an ``after-tuning`` run) - ``before`` is None when every record has
+    the latest's label; ``(None, None)`` without records."""
+    if not records:
+        return None, None
+    latest = records[0]
+    for record in records[1:]:
+        if record.get('label') != latest.get('label'):
+            return latest, record
+    return latest, None
 
 
 def side_by_side(before, after):

@@ -33,7 +33,7 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
 )
 from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import (
     MIB, BenchmarkError, case_key, figures, fio_argv, fio_cases, fio_layout, fio_read, load_safetensors,
-    safetensors_loader, summary, write_safetensors_model,
+    record_file_name, safetensors_loader, summary, write_safetensors_model,
 )
 
 __all__ = ['Bench', 'build_plan', 'lcm', 'md_chunk', 'run', 'validate']
@@ -238,9 +238,10 @@ def run(params, runner, check_mode=False):
     """The module's result (see its RETURN); raises ``BenchmarkError``."""
     settings = validate(params)
     plan = build_plan(params, settings)
+    started_at = time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())
     result = {
         'changed': False, 'directory': params['directory'], 'device': params['device'],
-        'kernel': platform.release(), 'started_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
+        'kernel': platform.release(), 'started_at': started_at, 'record_file': record_file_name(started_at),
         'chunk_size': plan['chunk_size'], 'fio': [], 'page_cache': {}, 'model_repository': {}, 'safetensors': {},
     }
     begin = time.monotonic()

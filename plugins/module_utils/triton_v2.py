@@ -12,6 +12,8 @@ liveness, readiness, the server metadata, the repository index and the readiness
 given models; ``not_serving`` says from its result why endpoints do not serve given models, and
 ``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready);
 ``index_states`` is the state of every model of a read repository index (the node audit's serving.models).
+``WarmupProgress`` is what ``triton_warmup`` is doing (the readiness wait, the traffic per model), as the
+snapshot its status file is written from (module_utils.status_file).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import json
 import math
 import random
 import string
+import threading
 import time
 from urllib.parse import quote, urlsplit
 
@@ -28,6 +31,7 @@ __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
     'endpoint_info', 'index_states', 'not_serving', 'url_errors', 'NEVER_LOADED', 'NOT_IN_INDEX',
+    'WarmupProgress',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -306,13 +310,14 @@ def describe_exception(exc):
 
 
 def wait_ready(client, models, timeout, interval=1.0, clock=time.monotonic, sleep=time.sleep,
-               version=''):
+               version='', progress=None):
     """Wait until ``/v2/health/ready`` and each model's ready endpoint answer 200.
 
     Connection errors and non-200 answers are retried until ``timeout`` seconds have
     passed. ``models`` may be empty: then only the server's readiness is awaited.
     Returns a dict ``{seconds, attempts, models}``; raises ``NotReady`` (with the last
     reason for each pending check and the repository index, when it could be read).
+    ``progress`` (a WarmupProgress) is told what is still pending after every attempt.
     """
     start = clock()
     attempts = 0
@@ -335,6 +340,8 @@ def wait_ready(client, models, timeout, interval=1.0, clock=time.monotonic, slee
                 reasons.pop(item, None)
         pending = still
         elapsed = clock() - start
+        if progress is not None:
+            progress.not_ready(pending, reasons, attempts)
         if not pending:
             return {'seconds': round(elapsed, 3), 'attempts': attempts, 'models': list(models)}
         if elapsed >= timeout:
@@ -477,3 +484,135 @@ class StabilityTracker(object):
         prev, last = self.window_p99[-2], self.window_p99[-1]
         delta = abs(last - prev)
         return delta <= self.tolerance_ms or delta <= self.tolerance * prev
+
+
+class WarmupProgress(object):
+    """What triton_warmup is doing, shared between the module's thread and the status writer's.
+
+    The module calls ``waiting`` / ``not_ready`` (from wait_ready) / ``warming`` / ``request``
+    (from warm_model); ``snapshot()`` is the status file's content, with a human ``line``:
+    ``http://127.0.0.1:8000: waiting for ready - server not ready (ConnectionRefusedError: ...), 42 s of 600``,
+    ``http://127.0.0.1:8000: model identity: 120 requests, 0 errors, p99 12.3 ms, 35 s of 60``.
+    """
+
+    def __init__(self, endpoints_total):
+        self.lock = threading.Lock()
+        self.started = time.monotonic()
+        self.endpoints_total = endpoints_total
+        self.state = 'starting'
+        self.endpoint = None
+        self.endpoint_index = 0
+        self.model = None
+        self.pending = []
+        self.reasons = {}
+        self.attempts = 0
+        self.phase_started = self.started
+        self.phase_limit = None
+        self.requests = 0
+        self.errors = 0
+        self.latencies = []
+        self.totals = {'requests': 0, 'errors': 0}
+        self.error = None
+
+    def waiting(self, url, timeout):
+        with self.lock:
+            self._phase('waiting', timeout)
+            self.endpoint = url
+            self.endpoint_index += 1
+            self.model = None
+
+    def not_ready(self, pending, reasons, attempts):
+        with self.lock:
+            self.pending = list(pending)
+            self.reasons = dict(reasons)
+            self.attempts = attempts
+
+    def warming(self, model, duration):
+        with self.lock:
+            self._phase('warming', duration)
+            self.model = model
+            self.requests = 0
+            self.errors = 0
+            self.latencies = []
+
+    def request(self, latency_ms, error):
+        with self.lock:
+            self.requests += 1
+            self.totals['requests'] += 1
+            if error:
+                self.errors += 1
+                self.totals['errors'] += 1
+            else:
+                self.latencies.append(latency_ms)
+
+    def set_state(self, state):
+        with self.lock:
+            self.state = state
+
+    def fail(self, error):
+        """The module's failure message, shown in the last line (state failed)."""
+        with self.lock:
+            self.state = 'failed'
+            self.error = error
+
+    def _phase(self, state, limit):
+        self.state = state
+        self.phase_started = time.monotonic()
+        self.phase_limit = limit
+        self.pending = []
+        self.reasons = {}
+        self.attempts = 0
+
+    def snapshot(self):
+        with self.lock:
+            now = time.monotonic()
+            status = {
+                'state': self.state,
+                'endpoint': self.endpoint,
+                'endpoint_index': self.endpoint_index,
+                'endpoints_total': self.endpoints_total,
+                'model': self.model,
+                'pending': list(self.pending),
+                'reasons': dict(self.reasons),
+                'attempts': self.attempts,
+                'requests': self.requests,
+                'errors': self.errors,
+                'requests_total': self.totals['requests'],
+                'errors_total': self.totals['errors'],
+                'phase_seconds': round(now - self.phase_started, 1),
+                'phase_limit_seconds': self.phase_limit,
+                'elapsed_seconds': round(now - self.started, 1),
+                'error': self.error,
+            }
+            status.update(summarize(self.latencies))
+        status['line'] = _progress_line(status)
+        return status
+
+
+def _progress_line(status):
+    state = status['state']
+    if state == 'failed' and status['error']:
+        return 'failed after %s s: %s' % (status['elapsed_seconds'], _first_line(status['error'])[:300])
+    if state == 'starting':
+        return 'starting'
+    if state in ('done', 'failed') or not status['endpoint']:
+        return '%s: %d requests, %d errors, %s s' % (state, status['requests_total'], status['errors_total'],
+                                                     status['elapsed_seconds'])
+    where = status['endpoint']
+    if status['endpoints_total'] > 1:
+        where = 'endpoint %d/%d %s' % (status['endpoint_index'], status['endpoints_total'], where)
+    of = '%d s of %g' % (status['phase_seconds'], status['phase_limit_seconds']) if status['phase_limit_seconds'] is not None \
+        else '%d s' % status['phase_seconds']
+    if state == 'waiting':
+        if not status['pending']:
+            return '%s: waiting for ready, %s' % (where, of)
+        first = status['pending'][0]
+        label = 'server' if first == 'server' else 'model %s' % first
+        more = ' (+%d more)' % (len(status['pending']) - 1) if first != 'server' and len(status['pending']) > 1 else ''
+        reason = _first_line(status['reasons'].get(first))
+        return '%s: waiting for ready - %s not ready (%s)%s, %s' % (where, label, reason[:200] or 'not ready', more, of)
+    if state == 'ready':
+        return '%s: ready, reading the models' % where
+    p99 = '?' if status['p99_ms'] is None else '%.1f ms' % status['p99_ms']
+    return '%s: model %s: %d requests, %d errors, p99 %s, %s' % (
+        where, status['model'], status['requests'], status['errors'], p99, of)

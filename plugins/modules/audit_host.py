@@ -28,8 +28,9 @@ options:
   reads:
     description:
       - The registered results of the info modules, by module name - V(platform_info), V(nvme_info),
-        V(nvme_health_info), V(md_info), V(sysctl_info), V(irq_info), V(irq_pin). A missing, skipped or failed
-        one makes the checks that need it V(SKIP) with the reason; a failed one is also in RV(failed_reads).
+        V(nvme_health_info), V(md_info), V(sysctl_info), V(irq_info), V(irq_pin), V(triton_info),
+        V(storage_benchmark_info). A missing, skipped or failed one makes the checks that need it V(SKIP) with the
+        reason; a failed one is also in RV(failed_reads).
     type: dict
     required: true
 extends_documentation_fragment:
@@ -77,6 +78,22 @@ drives:
   returned: always
   type: list
   elements: dict
+benchmarks:
+  description:
+    - The host's storage benchmark runs from V(storage_benchmark_info) (C(plugins/module_utils/audit_benchmark.py))
+      - the latest run and the one it is compared with (the newest earlier run with another label), each
+      C(file, label, started_at, profile, kernel, host), and C(figures), one C({figure, before, after, ratio})
+      per figure (MB/s medians, ratio = after / before).
+    - C(status) V(compared), V(single) (runs of one label only), V(none) (no benchmark run - not a failure) or
+      V(unread) (the read did not run or failed; C(reason) says why).
+  returned: always
+  type: dict
+  sample: {status: compared, reason: null, directory: /var/lib/inferops/benchmarks, files: 2, errors: [],
+           latest: {file: /var/lib/inferops/benchmarks/20261203T101112Z.json, label: after-tuning,
+                    started_at: "2026-12-03T10:11:12Z", profile: local_nvme, kernel: 6.1.0-57-amd64, host: node1},
+           before: {file: /var/lib/inferops/benchmarks/20261203T101052Z.json, label: before-tuning,
+                    started_at: "2026-12-03T10:10:52Z", profile: local_nvme, kernel: 6.1.0-57-amd64, host: node1},
+           figures: [{figure: page_cache/mbps, before: 1465.5, after: 834.2, ratio: 0.57}]}
 failed_reads:
   description:
     - The registered results of the reads that failed, by module name (C(msg) says why); empty when every read

@@ -17,11 +17,14 @@ description:
     document per run, C(<dest_dir>/audit-<UTC time>.json), atomically.
   - The document follows C(schemas/audit_report.schema.json) of this collection (C(schema_version) 1). When the
     controller has python-jsonschema, the report is checked against it before it is written.
+  - Each host's entry carries its storage benchmark runs (C(benchmarks), from M(inferops.node.audit_host)) - the
+    latest run and the one it is compared with, figure by figure with the ratio after / before; a host without
+    runs says so (C(status) V(none)), which fails nothing.
   - Compares the results with the previous report (O(previous), else the newest C(audit-*.json) of O(dest_dir)) -
     what broke (PASS, SKIP or absent -> WARN or FAIL; WARN -> FAIL) and what got fixed, by host, check id and
     subject; the diff is printed and kept in the report (C(diff)).
   - Renders from the report, each written atomically when its option is set - O(html_path), a self-contained
-    HTML page (no script, no network); O(junit_path), JUnit XML for CI (a test case per host, check and
+    HTML page (no script, no network; a table of each host's benchmark runs side by side); O(junit_path), JUnit XML for CI (a test case per host, check and
     subject; FAIL is a failure, SKIP skipped); O(prom_dir), a node_exporter textfile C(<host>.prom) per host
     (C(inferops_audit_check{check,subject,severity,status}) and friends; see C(docs/audit.md)).
   - Prints a summary (counts, then every FAIL and WARN with its fix, then the diff) and fails after writing the

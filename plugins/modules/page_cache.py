@@ -37,6 +37,8 @@ description:
     C(MemAvailable) (from C(/proc/meminfo)) minus O(reserve).
   - Made for C(async) tasks - with O(status_file) progress is written as JSON every O(status_interval)
     seconds (atomically, temporary file + rename) so a playbook can poll it while the task runs.
+extends_documentation_fragment:
+  - inferops.node.status_file
 options:
   paths:
     description:
@@ -107,11 +109,6 @@ options:
         C(updated_epoch), C(pid), C(mode), C(workers), and C(error) when V(failed).
       - Its directory must exist.
     type: path
-  status_interval:
-    description:
-      - Seconds between two writes of O(status_file). Must be greater than 0.
-    type: float
-    default: 1.0
 attributes:
   check_mode:
     description: Measures residency and reports what would be read or evicted; reads, evicts and writes nothing.
@@ -343,7 +340,6 @@ files:
       sample: 1
 '''
 
-import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -354,7 +350,6 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     PageCacheError,
     Progress,
     Residency,
-    StatusWriter,
     collect_files,
     default_workers,
     evict,
@@ -366,6 +361,11 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     percent,
     plan,
     read_meminfo,
+)
+from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+    ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
+    StatusWriter,
+    option_problems,
 )
 
 MAX_WORKERS_OPTION = 256
@@ -381,8 +381,7 @@ ARGUMENT_SPEC = dict(
     include=dict(type='list', elements='str', default=[]),
     exclude=dict(type='list', elements='str', default=[]),
     min_size=dict(type='raw', default=0),
-    status_file=dict(type='path'),
-    status_interval=dict(type='float', default=1.0),
+    **STATUS_ARGUMENT_SPEC
 )
 
 
@@ -400,16 +399,8 @@ def validate(params, meminfo):
     chunk -= chunk % PAGE_SIZE
     reserve = parse_size(params['reserve'], 'reserve', total=meminfo.get('MemTotal', 0))
     min_size = parse_size(params['min_size'], 'min_size')
-    if params['status_interval'] <= 0:
-        raise PageCacheError('status_interval must be greater than 0, got %s' % params['status_interval'],
-                             'status_interval')
-    status_file = params['status_file']
-    if status_file:
-        parent = os.path.dirname(os.path.abspath(status_file))
-        if not os.path.isdir(parent):
-            raise PageCacheError('status_file: directory %s does not exist' % parent, 'status_file')
-        if os.path.isdir(status_file):
-            raise PageCacheError('status_file: %s is a directory' % status_file, 'status_file')
+    for option, problem in option_problems(params):
+        raise PageCacheError(problem, option)
     return chunk, reserve, min_size
 
 

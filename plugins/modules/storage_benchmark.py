@@ -194,6 +194,13 @@ started_at:
   returned: always
   type: str
   sample: "2026-12-02T07:40:01Z"
+record_file:
+  description:
+    - The file name the storage_benchmark role keeps this run's record under in its results directory
+      (RV(started_at) without C(-) and C(:)), which M(inferops.node.storage_benchmark_info) reads.
+  returned: always
+  type: str
+  sample: 20261202T074001Z.json
 seconds:
   description: Wall time of the whole module run.
   returned: always

@@ -27,6 +27,8 @@ description:
 version_added: 0.1.0
 author:
   - inferops.node maintainers (@inferops)
+extends_documentation_fragment:
+  - inferops.node.status_file
 options:
   endpoints:
     description:
@@ -125,11 +127,30 @@ options:
       - Seed of the pseudo-random input values (runs with the same seed send the same data).
     type: int
     default: 0
+  status_file:
+    description:
+      - Path of a JSON progress file, rewritten atomically every O(status_interval) seconds while
+        the module runs (not in check mode), for an C(async) task followed by
+        M(inferops.node.job_progress), which prints its C(line).
+      - >-
+        C(line) says what the module is doing - while waiting, the endpoint, the first check not ready
+        yet with its reason and the seconds waited of O(ready_timeout), for example
+        C(http://127.0.0.1:8000: waiting for ready - server not ready ... 42 s of 600); while warming,
+        for example C(http://127.0.0.1:8000: model identity: 120 requests, 0 errors, p99 12.3 ms, 35 s of 60).
+      - Other keys - C(state) (V(starting), V(waiting), V(ready), V(warming), V(done) or V(failed)),
+        C(endpoint), C(endpoint_index), C(endpoints_total), C(model), C(pending) and C(reasons) (the checks
+        not ready yet and why), C(attempts), C(requests), C(errors), C(p50_ms), C(p95_ms), C(p99_ms),
+        C(min_ms), C(max_ms), C(mean_ms) (the current model's), C(requests_total), C(errors_total),
+        C(phase_seconds) and C(phase_limit_seconds) (of the readiness wait or the model's traffic),
+        C(elapsed_seconds), C(warmup), C(started_at), C(updated_at) (ISO 8601 UTC), C(updated_epoch),
+        C(pid), and C(error) (null until V(failed)).
+      - Its directory must exist.
+    type: path
 attributes:
   check_mode:
     description:
       - Each endpoint is probed once for readiness, without waiting and without sending
-        inference requests; nothing fails when it is not ready.
+        inference requests; nothing fails when it is not ready. O(status_file) is not written.
     support: full
   diff_mode:
     description: Nothing is written, so there is no diff.
@@ -141,6 +162,8 @@ attributes:
 notes:
   - The module never reports a change; warm-up alters no configuration.
 seealso:
+  - module: inferops.node.job_progress
+    description: Follows the module run as an C(async) job and prints the O(status_file) line on every poll.
   - name: KServe v2 inference protocol
     description: The HTTP/REST protocol Triton implements.
     link: https://kserve.github.io/website/latest/modelserving/data_plane/v2_protocol/
@@ -169,6 +192,27 @@ EXAMPLES = r'''
     endpoints: [http://127.0.0.1:8000]
     warmup: false
     ready_timeout: 600
+
+- name: Warm up as an async job (at most the 600 s wait plus 60 s of traffic and a margin)
+  inferops.node.triton_warmup:
+    endpoints: [http://127.0.0.1:8000]
+    models: [identity]
+    duration: 60
+    ready_timeout: 600
+    status_file: /run/inferops-warmup-traffic.json
+  async: 720
+  poll: 0
+  register: warm_job
+
+- name: Print its progress line every 5 s until it ends
+  inferops.node.job_progress:
+    jid: "{{ warm_job.ansible_job_id }}"
+    status_file: /run/inferops-warmup-traffic.json
+    label: warm-up
+  register: warm_status
+  until: warm_status.finished
+  retries: 145
+  delay: 5
 '''
 
 RETURN = r'''
@@ -217,6 +261,11 @@ ready:
       seconds: 12.4
       attempts: 13
       models: [add, identity]
+status_file:
+  description: The progress file, when O(status_file) was given (not in check mode).
+  returned: when O(status_file) is set, not in check mode
+  type: str
+  sample: /run/inferops-warmup-traffic.json
 results:
   description: One entry per endpoint and model.
   returned: always
@@ -323,13 +372,21 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
     summarize,
     url_errors,
     wait_ready,
+    WarmupProgress,
+)
+from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+    ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
+    StatusWriter,
+    option_problems,
 )
 
 
-def warm_model(client, model, params, clock=time.monotonic, sleep=time.sleep):
+def warm_model(client, model, params, clock=time.monotonic, sleep=time.sleep, progress=None):
     """Send paced inference requests to one model; return its result entry."""
     version = params['model_version']
     metadata = client.model_metadata(model, version)
+    if progress is not None:
+        progress.warming(model, params['duration'])
     path = client.model_path(model, version) + '/infer'
     tracker = StabilityTracker(params['window'], params['p99_tolerance'],
                                params['p99_tolerance_ms'], params['min_requests'])
@@ -352,6 +409,8 @@ def warm_model(client, model, params, clock=time.monotonic, sleep=time.sleep):
             error = describe_exception(exc)
         latency_ms = (clock() - sent) * 1000.0
         seq += 1
+        if progress is not None:
+            progress.request(latency_ms, error)
         if error is None:
             latencies.append(latency_ms)
             tracker.add(latency_ms)
@@ -387,8 +446,9 @@ def warm_model(client, model, params, clock=time.monotonic, sleep=time.sleep):
     return entry, latencies
 
 
-def run(module, params, clock=time.monotonic, sleep=time.sleep):
-    """Body of the module, separated for tests. Returns ``(failed, msg, result)``."""
+def run(module, params, clock=time.monotonic, sleep=time.sleep, progress=None):
+    """Body of the module, separated for tests. Returns ``(failed, msg, result)``.
+    ``progress`` (a WarmupProgress) follows the readiness wait and the traffic, for the status file."""
     started = clock()
     result = {'changed': False, 'ready': {}, 'results': [], 'requests': 0, 'errors': 0,
               'error_rate': 0.0}
@@ -402,14 +462,18 @@ def run(module, params, clock=time.monotonic, sleep=time.sleep):
                 result['ready'][url] = {'ready': ok, 'reason': reason, 'seconds': 0.0,
                                         'attempts': 1, 'models': list(params['models'])}
                 continue
+            if progress is not None:
+                progress.waiting(url, params['ready_timeout'])
             try:
                 ready = wait_ready(client, params['models'], params['ready_timeout'],
                                    params['ready_interval'], clock=clock, sleep=sleep,
-                                   version=params['model_version'])
+                                   version=params['model_version'], progress=progress)
             except NotReady as exc:
                 result['ready'][url] = dict(exc.details, ready=False)
                 result.update(summarize(all_latencies))
                 return True, str(exc), result
+            if progress is not None:
+                progress.set_state('ready')
             models = list(params['models'])
             if not models:
                 try:
@@ -438,7 +502,8 @@ def run(module, params, clock=time.monotonic, sleep=time.sleep):
                     result['results'][-1].update(summarize([]))
                     continue
                 try:
-                    entry, latencies = warm_model(client, model, params, clock=clock, sleep=sleep)
+                    entry, latencies = warm_model(client, model, params, clock=clock, sleep=sleep,
+                                                  progress=progress)
                 except (TritonError, ValueError, KeyError) as exc:
                     result.update(summarize(all_latencies))
                     return True, '%s: model %s: %s' % (url, model, exc), result
@@ -481,6 +546,7 @@ def main():
             request_timeout=dict(type='float', default=30),
             dynamic_dim=dict(type='int', default=1),
             seed=dict(type='int', default=0),
+            **STATUS_ARGUMENT_SPEC
         ),
         supports_check_mode=True,
     )
@@ -502,10 +568,29 @@ def main():
     if params['p99_tolerance'] < 0 or params['p99_tolerance_ms'] < 0:
         problems.append('p99_tolerance and p99_tolerance_ms must not be negative')
     problems += ['endpoints: %s' % p for url in params['endpoints'] for p in url_errors(url)]
+    problems += [problem for dummy, problem in option_problems(params)]
     if problems:
         module.fail_json(msg='; '.join(problems))
 
-    failed, msg, result = run(module, params)
+    progress = status = None
+    if params['status_file'] and not module.check_mode:
+        progress = WarmupProgress(len(params['endpoints']))
+        status = StatusWriter(params['status_file'], progress, params['status_interval'],
+                              extra={'warmup': params['warmup']})
+        status.start()
+    failed, msg = True, 'unexpected error, see the task result'
+    try:
+        failed, msg, result = run(module, params, progress=progress)
+    finally:
+        if status is not None and failed:
+            progress.fail(msg)
+            status.stop(state='failed')
+        elif status is not None:
+            status.stop(state='done')
+    if status is not None:
+        result['status_file'] = params['status_file']
+        if status.error:
+            module.warn('could not write status_file %s' % status.error)
     if failed:
         module.fail_json(msg=msg, **result)
     module.exit_json(**result)

@@ -4,8 +4,11 @@
 """Two storage_benchmark run records side by side, as a Markdown table (or JSON with --json).
 
 A record is what the storage_benchmark role keeps on a host (/var/lib/inferops/benchmarks/<ts>.json,
-latest.json). The comparison is side_by_side() of plugins/module_utils/storage_benchmark.py.
+latest.json). The comparison is side_by_side() of plugins/module_utils/storage_benchmark.py. Given a results
+directory instead, it compares the runs the node audit compares (read_records, compared_pair): the latest and
+the newest earlier run with another label.
 Usage: tools/bench/storage_benchmark_compare.py before.json after.json [--json]
+       tools/bench/storage_benchmark_compare.py /var/lib/inferops/benchmarks [--json]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import importlib.util
 import json
 import os
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'storage_benchmark.py')
@@ -42,15 +46,25 @@ def spread(record, name):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n', maxsplit=1)[0])
-    parser.add_argument('before')
-    parser.add_argument('after')
+    parser.add_argument('before', help='a run record, or a results directory')
+    parser.add_argument('after', nargs='?')
     parser.add_argument('--json', action='store_true')
     opts = parser.parse_args()
-    with open(opts.before) as handle:
-        before = json.load(handle)
-    with open(opts.after) as handle:
-        after = json.load(handle)
-    rows = load_utils().side_by_side(before, after)
+    utils = load_utils()
+    if opts.after is None:
+        found = utils.read_records(opts.before, 10, details=True)
+        for error in found['errors']:
+            print('not a run record: %s: %s' % (error['file'], error['msg']), file=sys.stderr)
+        after, before = utils.compared_pair(found['records'])
+        if before is None:
+            why = 'no run' if after is None else 'no earlier run with another label than %r' % after['label']
+            parser.exit(1, '%s: %s\n' % (opts.before, why))
+    else:
+        with open(opts.before) as handle:
+            before = json.load(handle)
+        with open(opts.after) as handle:
+            after = json.load(handle)
+    rows = utils.side_by_side(before, after)
     if opts.json:
         print(json.dumps(rows, indent=1))
         return

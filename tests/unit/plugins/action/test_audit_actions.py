@@ -139,6 +139,11 @@ def test_report_written_then_failed(recorded, tmp_path, monkeypatch):
     assert report['meta']['check_mode'] is True and report['meta']['play_hosts'] == ['node1', 'node2']
     node2 = [e for e in report['hosts'] if e['host'] == 'node2'][0]
     assert node2['reachable'] is False and node2['results'][0]['id'] == 'audit.reachable'
+    # node1's storage benchmark runs (storage_benchmark_info on the recorded records), side by side; node2 unread.
+    node1 = [e for e in report['hosts'] if e['host'] == 'node1'][0]
+    assert node1['benchmarks'] == host['benchmarks'] and host['benchmarks']['status'] == 'compared'
+    assert (host['benchmarks']['before']['label'], host['benchmarks']['latest']['label']) == ('before-tuning', 'after-tuning')
+    assert node2['benchmarks']['status'] == 'unread'
     assert lines[0].startswith('node audit: FAIL - 2 host(s), 2 failed; ') and lines[-1].startswith('node audit report: ')
     assert result['msg'].endswith('(report %s)' % result['report_path'])
     assert any(line.startswith('FAIL node1 kernel.sysctl [vm.swappiness]: ') for line in lines)

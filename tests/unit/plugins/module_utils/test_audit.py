@@ -25,9 +25,9 @@ import yaml
 
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, irq
 from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, nvme_health_info, nvme_info, platform_info
-from ansible_collections.inferops.node.plugins.modules import sysctl_info
+from ansible_collections.inferops.node.plugins.modules import storage_benchmark_info, sysctl_info
 from ansible_collections.inferops.node.tests.unit import before_fork
-from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
+from ansible_collections.inferops.node.tests.unit.module_harness import fixture, fixture_path, run_module
 from ansible_collections.inferops.node.tests.unit.plugins.modules import test_irq_info, test_md_info, test_nvme_health_info
 from ansible_collections.inferops.node.tests.unit.plugins.modules import test_nvme_info, test_platform_info, test_sysctl_info
 
@@ -111,6 +111,12 @@ def record():
         'md_misfit': rec.run(test_md_info.Guest, 'misfit', md_info.main, md_args, arrays=arrays),
         # The lab guests of local_nvme serve nothing (test_audit_serving has triton_info's reads).
         'triton_info': None,
+        # The two runs the storage_benchmark role recorded on the development VM (fixtures/storage_benchmark): the
+        # lab guests' audit recordings have no benchmark run.
+        'storage_benchmark_info': run_module(storage_benchmark_info.main, {
+            'path': fixture_path('storage_benchmark', 'records')})[1],
+        'storage_benchmark_none': run_module(storage_benchmark_info.main, {
+            'path': fixture_path('storage_benchmark', 'no-such-directory')})[1],
         'rec': rec,
     }
 

@@ -16,12 +16,13 @@ import mmap
 import os
 import shutil
 import subprocess
-import threading
 import time
 
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc
+from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter
+from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 
 MIB = 1024 * 1024
 PAGE = mmap.PAGESIZE
@@ -405,7 +406,7 @@ def test_drop_file(cold_file):
 def test_status_writer_is_periodic_and_atomic(tmp_path):
     path = str(tmp_path / 'status.json')
     progress = pc.Progress(1000, 2)
-    writer = pc.StatusWriter(path, progress, interval=0.02, extra={'mode': 'resident'})
+    writer = StatusWriter(path, progress, interval=0.02, extra={'mode': 'resident'})
     writer.start()
     first = json.loads(open(path).read())
     assert first['state'] == 'scanning' and first['bytes_done'] == 0 and first['eta_seconds'] is None
@@ -431,7 +432,7 @@ def test_status_writer_is_periodic_and_atomic(tmp_path):
 
 
 def test_status_writer_survives_unwritable_path(tmp_path):
-    writer = pc.StatusWriter(str(tmp_path / 'gone' / 's.json'), pc.Progress(1, 1), interval=10)
+    writer = StatusWriter(str(tmp_path / 'gone' / 's.json'), pc.Progress(1, 1), interval=10)
     writer.start()
     writer.stop(state='done')
     assert 'gone' in writer.error
@@ -440,26 +441,11 @@ def test_status_writer_survives_unwritable_path(tmp_path):
 def test_status_file_readers_never_see_partial_json(tmp_path):
     path = str(tmp_path / 'status.json')
     progress = pc.Progress(10 ** 12, 10)
-    writer = pc.StatusWriter(path, progress, interval=0.001, extra={'pad': 'x' * 20000})
+    writer = StatusWriter(path, progress, interval=0.001, extra={'pad': 'x' * 20000})
     writer.start()
-    bad = []
-    stop = threading.Event()
-
-    def reader():
-        while not stop.is_set():
-            try:
-                with open(path) as handle:
-                    json.load(handle)
-            except ValueError as exc:
-                bad.append(exc)
-
-    thread = threading.Thread(target=reader)
-    thread.start()
-    time.sleep(0.3)
-    stop.set()
-    thread.join()
+    dummy, seen = read_status_while(path, lambda: time.sleep(0.3), pause=0)
     writer.stop(state='done')
-    assert not bad
+    assert seen
 
 
 # --------------------------------------------------------------------------- worker defaults

@@ -52,6 +52,8 @@ def test_check_mode_plans_and_touches_nothing(evictable_dir, host):
     assert not failed, result
     assert result['changed'] is False
     assert host['calls'] == [] and result['command_log'] == []
+    # The name the role keeps the run's record under, which storage_benchmark_info reads by.
+    assert result['record_file'] == sb.record_file_name(result['started_at']) and sb.RECORD_NAME.match(result['record_file'])
     assert host['drop'].read_text() == '0'
     assert sorted(os.listdir(evictable_dir)) == before
     plan = result['plan']

@@ -12,6 +12,7 @@ molecule/serving.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler
@@ -23,6 +24,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.inferops.node.plugins.module_utils import triton_v2
 from ansible_collections.inferops.node.plugins.modules import triton_warmup
+from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 from ansible_collections.inferops.node.tests.unit.triton_replay import closed_port, serve, stop
 
 
@@ -383,6 +385,7 @@ def test_module_check_mode_probes_once(monkeypatch, fake):
     ({'max_error_rate': 2}, 'max_error_rate must be between 0 and 1'),
     ({'endpoints': ['ftp://x']}, 'unsupported URL scheme'),
     ({'endpoints': []}, 'endpoints must not be empty'),
+    ({'status_interval': 0}, 'status_interval must be greater than 0'),
 ])
 def test_module_rejects_bad_parameters(monkeypatch, args, text):
     params = {'endpoints': ['http://127.0.0.1:1']}
@@ -390,3 +393,113 @@ def test_module_rejects_bad_parameters(monkeypatch, args, text):
     result = run_module(monkeypatch, params)
     assert result['failed']
     assert text in result['msg']
+
+
+# --- progress (status_file) ---------------------------------------------------------
+
+class RecordingProgress(triton_v2.WarmupProgress):
+    """The real WarmupProgress, keeping the line of every snapshot taken after a wait_ready attempt."""
+
+    def __init__(self, *args, **kwargs):
+        super(RecordingProgress, self).__init__(*args, **kwargs)
+        self.lines = []
+
+    def not_ready(self, pending, reasons, attempts):
+        super(RecordingProgress, self).not_ready(pending, reasons, attempts)
+        self.lines.append(self.snapshot()['line'])
+
+
+def test_progress_names_what_readiness_waits_for(fake):
+    fake.ready_after = 2
+    fake.model_ready_after = {'text': 2}
+    progress = RecordingProgress(2)
+    progress.waiting(fake.url, 10)
+    client = triton_v2.TritonHTTP(fake.url)
+    triton_v2.wait_ready(client, ['add', 'text'], timeout=10, interval=0.01, progress=progress)
+    client.close()
+    prefix = 'endpoint 1/2 %s: waiting for ready - ' % fake.url
+    assert progress.lines[0].startswith(prefix + 'server not ready (HTTP 503 {"error": "loading"}), 0 s of 10')
+    assert progress.lines[2].startswith(prefix + 'model text not ready (HTTP 400 {"error": "not ready"}), 0 s of 10')
+    assert progress.lines[-1] == 'endpoint 1/2 %s: waiting for ready, 0 s of 10' % fake.url
+    status = progress.snapshot()
+    assert status['state'] == 'waiting' and status['pending'] == [] and status['attempts'] == len(progress.lines)
+
+
+def test_progress_of_refused_connections_names_the_error():
+    url = 'http://127.0.0.1:%d' % closed_port()
+    progress = RecordingProgress(1)
+    progress.waiting(url, 0.2)
+    client = triton_v2.TritonHTTP(url, timeout=1)
+    with pytest.raises(triton_v2.NotReady):
+        triton_v2.wait_ready(client, ['add'], timeout=0.2, interval=0.05, progress=progress)
+    assert progress.lines[0].startswith('%s: waiting for ready - server not ready (ConnectionRefusedError: ' % url)
+    assert progress.lines[0].endswith('0 s of 0.2')
+    assert progress.snapshot()['pending'] == ['server', 'add']
+
+
+def test_module_status_file_follows_the_wait_and_the_traffic(monkeypatch, tmp_path):
+    port = closed_port()
+    url = 'http://127.0.0.1:%d' % port
+    path = str(tmp_path / 'traffic.json')
+    started = {}
+
+    def late_start():
+        time.sleep(0.5)
+        started['server'] = FakeTriton(port)   # refused connections first, as while tritonserver starts
+
+    thread = threading.Thread(target=late_start)
+    thread.start()
+    try:
+        result, seen = read_status_while(path, lambda: run_module(monkeypatch, {
+            'endpoints': [url], 'models': ['add', 'text'], 'duration': 0.5, 'qps': 20, 'ready_timeout': 10,
+            'ready_interval': 0.05, 'status_file': path, 'status_interval': 0.02}))
+    finally:
+        thread.join()
+        started['server'].stop()
+    assert not result.get('failed'), result
+    assert result['status_file'] == path
+    lines = [s['line'] for s in seen]
+    assert any(line.startswith('%s: waiting for ready - server not ready (ConnectionRefusedError: ' % url)
+               and line.endswith(' s of 10') for line in lines), lines
+    warming = [s for s in seen if s['state'] == 'warming' and s['requests'] > 0]
+    assert set(s['model'] for s in warming) == set(['add', 'text']), lines
+    assert any(warming_line(s['line'], url) for s in warming), lines
+    final = json.loads(open(path).read())
+    assert final['state'] == 'done' and final['warmup'] is True
+    assert final['requests_total'] == result['requests'] and final['errors_total'] == 0
+    assert final['line'].startswith('done: %d requests, 0 errors, ' % result['requests'])
+    for key in ('started_at', 'updated_at', 'updated_epoch', 'pid', 'elapsed_seconds'):
+        assert key in final
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['traffic.json']
+
+
+def warming_line(line, url):
+    return re.match(r'^%s: model (add|text): [1-9][0-9]* requests, 0 errors, p99 [0-9.]+ ms, [0-9]+ s of 0\.5$'
+                    % re.escape(url), line)
+
+
+def test_module_status_file_says_failed(monkeypatch, tmp_path):
+    url = 'http://127.0.0.1:%d' % closed_port()
+    path = tmp_path / 'traffic.json'
+    result = run_module(monkeypatch, {'endpoints': [url], 'ready_timeout': 0.2, 'ready_interval': 0.05,
+                                      'status_file': str(path)})
+    assert result['failed'] and 'not ready after' in result['msg']
+    final = json.loads(path.read_text())
+    assert final['state'] == 'failed' and final['error'] == result['msg']
+    assert final['line'] == 'failed after %s s: %s' % (final['elapsed_seconds'], result['msg'])
+
+
+def test_module_status_file_not_written_in_check_mode(monkeypatch, fake, tmp_path):
+    path = tmp_path / 'traffic.json'
+    result = run_module(monkeypatch, {'endpoints': [fake.url], 'status_file': str(path)}, check_mode=True)
+    assert not result.get('failed'), result
+    assert 'status_file' not in result and not path.exists()
+
+
+@pytest.mark.parametrize('status_file, text', [
+    ('/nonexistent/inferops/traffic.json', 'status_file: directory /nonexistent/inferops does not exist'),
+    ('/', 'status_file: / is a directory'),
+])
+def test_module_rejects_bad_status_file(monkeypatch, status_file, text):
+    result = run_module(monkeypatch, {'endpoints': ['http://127.0.0.1:1'], 'status_file': status_file})
+    assert result['failed'] and text in result['msg']
