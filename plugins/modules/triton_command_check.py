@@ -76,7 +76,8 @@ attributes:
     support: full
     platforms: posix
 seealso:
-  - role: inferops.node.triton_compose
+  - module: inferops.node.triton_warmup
+    description: The readiness wait after the deploy, which finds a model that fails to load.
 '''
 
 EXAMPLES = r'''

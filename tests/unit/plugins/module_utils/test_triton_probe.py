@@ -90,7 +90,7 @@ def test_probe_passes_once_the_server_started_and_removes_the_container():
     assert result['ok'] and result['error'] is None and result['server_errors'] == []
     assert result['seconds'] == 0.5
     assert [a[:2] for a in docker.log] == [['docker', 'run'], ['docker', 'logs'], ['docker', 'inspect'],
-                                          ['docker', 'logs'], ['docker', 'inspect'], ['docker', 'rm']]
+                                           ['docker', 'logs'], ['docker', 'inspect'], ['docker', 'rm']]
     assert docker.log[-1] == ['docker', 'rm', '--force', 'c0ffee']
 
 
