@@ -170,9 +170,9 @@ def main():
         results.append(triton_probe.probe(runner, entry['name'], args, p['timeout']))
     failed = [r for r in results if not r['ok']]
     if failed:
-        module.fail_json(msg='; '.join('%s: %s%s' % (r['name'], r['error'], ': ' + r['server_errors'][-1]
-                                                      if r['server_errors'] else '') for r in failed)
-                         + ' - the running servers were left as they were',
+        reasons = ['%s: %s%s' % (r['name'], r['error'], ': ' + r['server_errors'][-1] if r['server_errors'] else '')
+                   for r in failed]
+        module.fail_json(msg='; '.join(reasons) + ' - the running servers were left as they were',
                          results=results, command_log=runner.log)
     module.exit_json(changed=False, results=results, command_log=runner.log)
 
