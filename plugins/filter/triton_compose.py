@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Triton compose filters: the triton_compose role's plan (module_utils/triton_compose.py) and the error
-lines of a server log (module_utils/triton_probe.py).
+"""Triton filters: the triton_compose role's plan (module_utils/triton_compose.py), the error lines of a
+server log (module_utils/triton_probe.py) and the warmup role's time limit of its async warm-up job
+(module_utils/triton_v2.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -13,6 +14,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.module_utils.triton_compose import plan
 from ansible_collections.inferops.node.plugins.module_utils.triton_probe import server_errors
+from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import warmup_time_limit
 
 
 def triton_compose_plan(params):
@@ -30,6 +32,14 @@ def triton_server_errors(log, limit=20):
     return server_errors(log, int(limit))
 
 
+def triton_warmup_time_limit(endpoints, ready_timeout, models, duration):
+    """Seconds an async triton_warmup job may run (see module_utils/triton_v2.warmup_time_limit)."""
+    try:
+        return warmup_time_limit(endpoints, ready_timeout, models, duration)
+    except (TypeError, ValueError) as exc:
+        raise AnsibleFilterError('triton_warmup_time_limit: %s' % exc)
+
+
 class FilterModule(object):
     """Triton compose filters."""
 
@@ -37,4 +47,5 @@ class FilterModule(object):
         return {
             'triton_compose_plan': triton_compose_plan,
             'triton_server_errors': triton_server_errors,
+            'triton_warmup_time_limit': triton_warmup_time_limit,
         }

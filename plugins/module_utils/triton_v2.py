@@ -31,7 +31,7 @@ __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
     'endpoint_info', 'index_states', 'not_serving', 'url_errors', 'NEVER_LOADED', 'NOT_IN_INDEX',
-    'WarmupProgress',
+    'WarmupProgress', 'warmup_time_limit',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -616,3 +616,12 @@ def _progress_line(status):
     p99 = '?' if status['p99_ms'] is None else '%.1f ms' % status['p99_ms']
     return '%s: model %s: %d requests, %d errors, p99 %s, %s' % (
         where, status['model'], status['requests'], status['errors'], p99, of)
+
+
+def warmup_time_limit(endpoints, ready_timeout, models, duration, request_timeout=30.0):
+    """Seconds an async triton_warmup job may run: per endpoint its readiness wait and, per model, the warm-up
+    duration, each with two request timeouts of slack (a probe or the metadata read, and a model's last
+    request). ``models``: how many models are warmed on each endpoint (at least one is counted)."""
+    slack = int(2 * request_timeout)
+    per_model = int(math.ceil(float(duration) + slack))
+    return int(endpoints) * (int(ready_timeout) + slack + max(int(models), 1) * per_model)
