@@ -104,7 +104,7 @@ would_change:
   returned: always
   type: bool
 summary:
-  description: One line per service compose up would change and per orphan, C(<name>: <action> (<reason>)).
+  description: "One line per service compose up would change and per orphan: C(<name>: <action> (<reason>))."
   returned: always
   type: list
   elements: str
