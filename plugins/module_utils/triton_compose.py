@@ -349,6 +349,11 @@ def _service(p, inst):
         }
     if inst['cpuset']:
         svc['cpuset'] = inst['cpuset']
+    # A host policy makes tritonserver set each model instance's NUMA memory policy (set_mempolicy),
+    # which docker's default seccomp profile allows only with CAP_SYS_NICE: without it every model
+    # failed to load in the lab guest ("Unable to reset NUMA memory policy: Operation not permitted").
+    if any(arg.startswith('--host-policy=') for arg in svc['command']):
+        svc['cap_add'] = ['SYS_NICE']
     if inst['memory_max']:
         svc['mem_limit'] = inst['memory_max']
     if inst['memory_low']:

@@ -81,8 +81,8 @@ def test_hk_example_inventory_compose():
         'local,size=134217728', '--host-policy=cpu,cpu-cores=32-63', '--host-policy=cpu,numa-node=0',
     ]
     assert list(svc) == ['image', 'command', 'restart', 'init', 'stop_grace_period', 'volumes', 'environment',
-                         'ulimits', 'shm_size', 'labels', 'network_mode', 'healthcheck', 'cpuset', 'mem_limit',
-                         'cgroup_parent', 'runtime']
+                         'ulimits', 'shm_size', 'labels', 'network_mode', 'healthcheck', 'cpuset', 'cap_add',
+                         'mem_limit', 'cgroup_parent', 'runtime']
     assert svc['environment'] == {'NVIDIA_VISIBLE_DEVICES': 'all', 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE': '60'}
     assert svc['ulimits'] == {'nofile': {'soft': 1048576, 'hard': 1048576}, 'memlock': {'soft': -1, 'hard': -1},
                               'stack': {'soft': 67108864, 'hard': 67108864}}
@@ -109,11 +109,19 @@ def test_published_ports_ipv6_probe_and_device_requests():
     assert '--cache-config' not in svc['command']
     # Several ranges: the container's cpuset only, no --host-policy cpu-cores.
     assert [a for a in svc['command'] if 'cpu-cores' in a] == []
+    # The NUMA node's host policy still needs set_mempolicy, which docker's seccomp allows with SYS_NICE.
+    assert svc['cap_add'] == ['SYS_NICE']
     assert svc['environment'] == {'A': '1'}
     assert svc['ulimits'] == {'nofile': {'soft': 1, 'hard': 2}}
     assert svc['mem_reservation'] == '1g' and 'runtime' not in svc
     assert svc['deploy'] == {'resources': {'reservations': {'devices': [
         {'driver': 'nvidia', 'capabilities': ['gpu'], 'device_ids': ['0', 'GPU-1']}]}}}
+
+
+def test_no_host_policy_no_added_capability():
+    svc = tc.plan(defaults(triton_compose_instances=[inst('a', 8000, cpuset='0-3,8')]))['definition']['services']['a']
+    assert not [a for a in svc['command'] if a.startswith('--host-policy=')]
+    assert 'cap_add' not in svc
 
 
 @pytest.mark.parametrize('bind, host', [('0.0.0.0', '127.0.0.1'), ('', '127.0.0.1'), ('*', '127.0.0.1'),
@@ -126,6 +134,7 @@ def test_single_cpu_and_no_healthcheck_no_gpu():
     svc = tc.plan(defaults(triton_compose_healthcheck=False, triton_compose_gpu='none',
                            triton_compose_instances=[inst('a', 8000, cpuset='5')]))['definition']['services']['a']
     assert '--host-policy=cpu,cpu-cores=5-5' in svc['command']
+    assert svc['cap_add'] == ['SYS_NICE']
     assert 'healthcheck' not in svc and 'runtime' not in svc and 'deploy' not in svc
     assert 'NVIDIA_VISIBLE_DEVICES' not in svc['environment']
 
