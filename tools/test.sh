@@ -102,7 +102,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [molecule:serving]=900 [units]=2400
-  [molecule:rollout]=1500
+  [molecule:rollout]=1500 [molecule:serving_docker]=2400
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
