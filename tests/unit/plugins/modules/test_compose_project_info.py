@@ -85,7 +85,8 @@ def test_stopped_container_is_started(monkeypatch):
     assert result['summary'] == ['b: start (rec-b-1 is exited)']
 
 
-def test_removed_service_is_an_orphan_and_no_restart(monkeypatch):
+def without_b(monkeypatch):
+    """The module on the project up, with service ``b`` removed from the definition."""
     wanted, sequence = calls('definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json')
     del wanted['services']['b']
     # config --hash of the smaller project: a's line only (same hash: a's configuration is unchanged).
@@ -95,6 +96,11 @@ def test_removed_service_is_an_orphan_and_no_restart(monkeypatch):
     failed, result = run_module(compose_project_info.main, {'project_name': 'rec', 'definition': wanted})
     replay.done()
     assert not failed, result
+    return result
+
+
+def test_removed_service_is_an_orphan_and_no_restart(monkeypatch):
+    result = without_b(monkeypatch)
     assert actions(result) == {'a': 'none'} and result['orphans'] == ['rec-b-1']
     assert result['restart'] == [] and result['would_change'] is True
     assert result['summary'] == ['rec-b-1: removed (orphan)']
