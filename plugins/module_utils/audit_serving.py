@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Audit checks of serving: the Triton servers of the triton_compose role, live and ready, and their models
-(on ``triton_info``, which the audit runs on the hosts of the serving group only), and their containers (on
-``compose_project_info``: what docker compose up would do to each service of the role's definition). The wanted values are the
-roles' own: the endpoints of ``triton_compose.plan`` over the role's variables (the servers it deploys and
-waits for), every model of the repository (the role waits for each; Triton's repository index lists them),
-and the models model_sync puts into that repository (``model_sync_models``, when ``model_sync_destination``
-is the repository: one missing from the index is named). ``triton_v2.not_serving`` and ``index_states`` word
-what is wrong, as for triton_info and k8s_node_labels."""
+"""Audit checks of serving: the Triton servers of the triton_compose role, live and ready, and their models (on
+``triton_info``, which the audit runs on the hosts of the serving group only), and their containers (on
+``compose_project_info``: what docker compose up would do to each service of the role's definition). The wanted
+values are the roles' own: the endpoints and the compose definition of ``triton_compose.plan`` over the role's
+variables (the servers it deploys and waits for, the project it writes), every model of the repository (the role
+waits for each; Triton's repository index lists them), and the models model_sync puts into that repository
+(``model_sync_models``, when ``model_sync_destination`` is the repository: one missing from the index is named).
+``triton_v2.not_serving`` and ``index_states`` word what is wrong, as for triton_info and k8s_node_labels."""
 
 from __future__ import annotations
 
@@ -123,8 +123,9 @@ def models(check, reads, expected):
     return results
 
 
-@Check('serving.containers', "Every server container of triton_compose running, created from the role's configuration and image",
-       'critical', 'docker compose config --hash, docker inspect (compose_project_info)',
+@Check('serving.containers',
+       "Every server container of triton_compose running, created from the role's configuration and image", 'critical',
+       'docker compose config --hash, docker inspect (compose_project_info)',
        FIX + ' (a FAIL: docker compose up would create, recreate or start the container - the running one is not '
        'what the role renders now: compose.yaml edited by hand, an inventory change not applied yet, or a container '
        'created or stopped by hand; an orphan: a service the role no longer defines, removed by the role)')
