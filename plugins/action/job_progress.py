@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
@@ -21,7 +22,9 @@ display = Display()
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('jid', 'status_file', 'label'))
+    _VALID_ARGS = frozenset(('jid', 'status_file', 'label', 'wait'))
+    # How often async_status is asked again within one poll's wait.
+    RECHECK = 1.0
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -29,13 +32,25 @@ class ActionModule(ActionBase):
             jid=dict(type='str', required=True),
             status_file=dict(type='str'),
             label=dict(type='str', default='progress'),
+            wait=dict(type='float', default=0),
         ))
+        if args['wait'] < 0:
+            return dict(result, failed=True, msg='wait = %s: must be 0 or more seconds' % args['wait'])
         # As ansible.builtin.async_status does: the job's results file is under the shell's async_dir.
         async_dir = self._remote_expand_user(self.get_shell_option('async_dir', default='~/.ansible_async'))
         result.update(ansible_job_id=args['jid'], started=True, finished=False)
-        result = merge_hash(result, self._execute_module(
-            module_name='ansible.legacy.async_status', task_vars=task_vars,
-            module_args={'jid': args['jid'], 'mode': 'status', '_async_dir': async_dir}))
+        status_args = {'jid': args['jid'], 'mode': 'status', '_async_dir': async_dir}
+        # Within ``wait`` seconds the job is asked again every second, so the loop around this task moves
+        # on about a second after the job ends, not up to a whole delay later: a 5 s delay cost a 2 GiB
+        # preload before a server start 7 s on the development VM (docs/benchmarks.md, cold start).
+        deadline = time.monotonic() + args['wait']
+        status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
+                                      module_args=status_args)
+        while not status.get('finished') and not status.get('failed') and time.monotonic() < deadline:
+            time.sleep(min(self.RECHECK, max(0.0, deadline - time.monotonic())))
+            status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
+                                          module_args=status_args)
+        result = merge_hash(result, status)
         result['started'] = bool(result['started'])
         result['finished'] = bool(result['finished'])
         result['progress'] = self._read_status(args['status_file'], task_vars) if args['status_file'] else {}

@@ -30,6 +30,16 @@ options:
       - Word printed before the progress line.
     type: str
     default: progress
+  wait:
+    description:
+      - Seconds this poll may wait for the job to finish, asking M(ansible.builtin.async_status) again every
+        second; it returns as soon as the job has finished (or failed), else after O(wait) with the job running.
+      - With O(wait) set to the loop's interval and C(delay=0), the loop ends about a second after the job,
+        where C(delay) alone waits out the whole interval.
+      - V(0) polls once.
+    type: float
+    default: 0
+    version_added: 0.2.0
 extends_documentation_fragment:
   - inferops.node.info_module
 attributes:

@@ -130,7 +130,8 @@ def resident_fraction(paths):
 FADVISE = {'auto': 'auto', 'on': True, 'off': False}
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto'):
+def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', retries=0):
+    """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm)."""
     begin = time.monotonic()
     files = pc.collect_files([directory])
     res = pc.Residency()
@@ -139,8 +140,7 @@ def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto'
     pc.memory_guard(need, pc.parse_size(pc.DEFAULT_RESERVE, 'reserve'), pc.read_meminfo())
     if workers is None:
         workers, _rule = pc.default_workers([f['dev'] for f in files])
-    pc.warm(files, chunks, workers, chunk_size, fadvise=fadvise, reader=reader)
-    pc.measure_after(files, res)
+    pc.make_resident(files, chunks, workers, chunk_size, residency=res, retries=retries, fadvise=fadvise, reader=reader)
     seconds = time.monotonic() - begin
     return seconds, need
 

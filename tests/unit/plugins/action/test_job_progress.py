@@ -89,3 +89,52 @@ def test_without_status_file_reads_only_the_job(monkeypatch):
                                   {'ansible.legacy.async_status': running}, monkeypatch)
     plugin.run(task_vars={'inventory_hostname': 'node1'})
     assert [c[0] for c in calls] == ['ansible.legacy.async_status'] and lines == ['node1: progress: running']
+
+
+class Clock(object):
+    """time.monotonic and time.sleep of the action: sleeping moves the clock, nothing waits."""
+
+    def __init__(self, monkeypatch):
+        self.now = 100.0
+        self.slept = []
+        monkeypatch.setattr(job_progress.time, 'monotonic', lambda: self.now)
+        monkeypatch.setattr(job_progress.time, 'sleep', self.sleep)
+
+    def sleep(self, seconds):
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_wait_returns_once_the_job_has_finished(monkeypatch):
+    running, finished = fixture('async_status_running'), fixture('async_status_finished')
+    clock = Clock(monkeypatch)
+    plugin, calls, lines = action({'jid': running['ansible_job_id'], 'status_file': '/tmp/status.json', 'wait': 5},
+                                  {'ansible.legacy.slurp': fixture('slurp_finished')}, monkeypatch)
+    answers = [running, running, finished]
+
+    def execute(module_name, module_args, task_vars):
+        calls.append((module_name, module_args))
+        return dict(answers.pop(0)) if module_name == 'ansible.legacy.async_status' else fixture('slurp_finished')
+    plugin._execute_module = execute
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    # Asked three times, a second apart, then the status file once: two seconds, not the whole five.
+    assert [c[0] for c in calls] == ['ansible.legacy.async_status'] * 3 + ['ansible.legacy.slurp']
+    assert clock.slept == [1.0, 1.0]
+    assert result['finished'] is True and lines[0].endswith(' - job finished')
+
+
+def test_wait_ends_with_the_job_still_running(monkeypatch):
+    running = fixture('async_status_running')
+    clock = Clock(monkeypatch)
+    plugin, calls, dummy = action({'jid': running['ansible_job_id'], 'wait': 2.5},
+                                  {'ansible.legacy.async_status': running}, monkeypatch)
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    assert clock.slept == [1.0, 1.0, 0.5] and len(calls) == 4 and result['finished'] is False
+
+
+def test_negative_wait_is_refused(monkeypatch):
+    running = fixture('async_status_running')
+    plugin, calls, dummy = action({'jid': running['ansible_job_id'], 'wait': -1},
+                                  {'ansible.legacy.async_status': running}, monkeypatch)
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    assert result['failed'] and result['msg'] == 'wait = -1.0: must be 0 or more seconds' and calls == []
