@@ -155,8 +155,12 @@ def main():
     runner = CommandRunner(module)
     rc, out, err = runner.run(compose_state.hash_args(name), data=json.dumps(definition))
     if rc != 0:
-        module.fail_json(msg='docker compose config refused the definition: %s' % (err or out).strip(),
-                         command_log=runner.log)
+        error = (err or out).strip()
+        # Without the Compose v2 plugin the docker CLI reads "compose" as a command it lacks.
+        if 'unknown flag: --project-name' in error or "'compose' is not a docker command" in error:
+            module.fail_json(msg='the docker CLI has no Compose v2 plugin (docker compose): %s' % error,
+                             command_log=runner.log)
+        module.fail_json(msg='docker compose config refused the definition: %s' % error, command_log=runner.log)
     try:
         hashes = compose_state.parse_hashes(out)
     except ValueError as exc:

@@ -132,3 +132,14 @@ def test_definition_without_services_is_refused_before_any_command(monkeypatch):
     failed, result = run_module(compose_project_info.main, {'project_name': 'rec', 'definition': {'name': 'rec'}})
     replay.done()
     assert failed and 'services mapping' in result['msg']
+
+
+def test_a_docker_cli_without_compose_v2_is_named(monkeypatch):
+    # What a Docker 28.2.2 CLI without the compose plugin printed for this command on the development VM.
+    wanted = definition()
+    replay = Replay(monkeypatch, [{'command': HASH, 'data': json.dumps(wanted), 'rc': 125,
+                                   'err': "unknown flag: --project-name\n\nUsage:  docker [OPTIONS] COMMAND [ARG...]\n\n"
+                                          "Run 'docker --help' for more information\n"}])
+    failed, result = run_module(compose_project_info.main, {'project_name': 'rec', 'definition': wanted})
+    replay.done()
+    assert failed and result['msg'].startswith('the docker CLI has no Compose v2 plugin (docker compose): unknown flag')
