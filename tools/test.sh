@@ -88,8 +88,9 @@ stages=(yamllint ansible_lint changelog role_docs preflight sanity units build e
 pool_scenarios=(nvmeof_pool)
 guest_scenarios=(local_nvme)
 # Scenarios of the static lane that boot guests: last in it, after the host-only ones, and not
-# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB.
-static_guest_scenarios=(rollout)
+# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB; then
+# serving_docker: one Debian 13 guest of 2 vCPUs (the real engine), after rollout's have stopped.
+static_guest_scenarios=(rollout serving_docker)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
