@@ -33,8 +33,8 @@ def cgroup_chain(pid):
     chain = []
     while path not in (None, '', '/'):
         base = '/sys/fs/cgroup' + path
-        chain.append(dict([('path', path)] + [(key, read('%s/memory.%s' % (base, key)))
-                                                for key in ('max', 'high', 'low', 'min')]))
+        limits = [(key, read('%s/memory.%s' % (base, key))) for key in ('max', 'high', 'low', 'min')]
+        chain.append(dict([('path', path)] + limits))
         path = os.path.dirname(path)
     return chain
 

@@ -37,9 +37,9 @@ def test_defaults_are_valid():
     assert list(result['definition']['services']) == ['triton']
 
 
-@pytest.mark.parametrize('gpu, devices, runtime, gpus', [('none', 'all', None, None), ('runtime', 'all', 'nvidia', None),
-                                                          ('device_requests', 'all', None, 'all'),
-                                                          ('device_requests', '0,1', None, '"device=0,1"')])
+@pytest.mark.parametrize('gpu, devices, runtime, gpus', [
+    ('none', 'all', None, None), ('runtime', 'all', 'nvidia', None), ('device_requests', 'all', None, 'all'),
+    ('device_requests', '0,1', None, '"device=0,1"')])
 def test_the_probe_tries_each_services_command_with_its_runtime_and_gpus(gpu, devices, runtime, gpus):
     """triton_command_check's input: what compose up would start, on the repository read-only."""
     result = tc.plan(defaults(triton_compose_gpu=gpu, triton_compose_gpu_devices=devices,
