@@ -46,7 +46,9 @@ def listening(pids):
     for entry in out.splitlines():
         owners = set(int(pid) for pid in re.findall(r'pid=(\d+)', entry))
         if owners & pids:
-            found.append(entry.split()[3])
+            # gRPC binds an IPv6 socket to the IPv4-mapped address of --grpc-address=127.0.0.1
+            # ([::ffff:127.0.0.1]:28001 in the lab): it accepts 127.0.0.1 only, so it is written as such.
+            found.append(re.sub(r'^\[::ffff:([0-9.]+)\]:', r'\1:', entry.split()[3]))
     return sorted(set(found))
 
 
