@@ -88,8 +88,9 @@ stages=(yamllint ansible_lint changelog role_docs preflight sanity units build e
 pool_scenarios=(nvmeof_pool)
 guest_scenarios=(local_nvme)
 # Scenarios of the static lane that boot guests: last in it, after the host-only ones, and not
-# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB.
-static_guest_scenarios=(rollout)
+# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB; then
+# serving_docker: one Debian 13 guest of 2 vCPUs (the real engine), after rollout's have stopped.
+static_guest_scenarios=(rollout serving_docker)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -102,7 +103,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [molecule:serving]=900 [units]=2400
-  [molecule:rollout]=1500
+  [molecule:rollout]=1500 [molecule:serving_docker]=2400
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}

@@ -63,10 +63,11 @@ ROLE_VARIABLES = {
 
 # The info modules the checks read, as the playbook registers them; irq_pin runs with list_only (it matches the
 # rules and plans the targets, writes nothing): the role's own plan, for irq.pins. triton_info reads the
-# triton_compose role's endpoints (its entry point tasks/info.yml), on the hosts of the serving group only.
+# triton_compose role's endpoints and compose_project_info its containers against its definition (its entry
+# point tasks/info.yml), on the hosts of the serving group only.
 # storage_benchmark_info gives the report's benchmarks section and storage.benchmark_baseline (audit_benchmark.py).
 INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sysctl_info', 'irq_info', 'irq_pin',
-                'triton_info', 'storage_benchmark_info')
+                'triton_info', 'compose_project_info', 'storage_benchmark_info')
 
 # The result audit_report gives a host with no audit_host result (unreachable, or failed before the audit).
 REACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',

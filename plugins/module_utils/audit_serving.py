@@ -1,13 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Audit checks of serving: the Triton servers of the triton_compose role, live and ready, and their models
-(on ``triton_info``, which the audit runs on the hosts of the serving group only). The wanted values are the
-roles' own: the endpoints of ``triton_compose.plan`` over the role's variables (the servers it deploys and
-waits for), every model of the repository (the role waits for each; Triton's repository index lists them),
-and the models model_sync puts into that repository (``model_sync_models``, when ``model_sync_destination``
-is the repository: one missing from the index is named). ``triton_v2.not_serving`` and ``index_states`` word
-what is wrong, as for triton_info and k8s_node_labels."""
+"""Audit checks of serving: the Triton servers of the triton_compose role, live and ready, and their models (on
+``triton_info``, which the audit runs on the hosts of the serving group only), and their containers (on
+``compose_project_info``: what docker compose up would do to each service of the role's definition). The wanted
+values are the roles' own: the endpoints and the compose definition of ``triton_compose.plan`` over the role's
+variables (the servers it deploys and waits for, the project it writes), every model of the repository (the role
+waits for each; Triton's repository index lists them), and the models model_sync puts into that repository
+(``model_sync_models``, when ``model_sync_destination`` is the repository: one missing from the index is named).
+``triton_v2.not_serving`` and ``index_states`` word what is wrong, as for triton_info and k8s_node_labels."""
 
 from __future__ import annotations
 
@@ -21,9 +22,8 @@ __all__ = ['CHECKS']
 FIX = 'role triton_compose (tag triton_compose)'
 
 
-def _endpoints(check, reads, expected, results, answering=False):
-    """``(url, endpoint)`` of every endpoint of the role's plan that triton_info read (that answered, when
-    ``answering``), and the whole result; a SKIP in ``results`` for the others."""
+def _plan(expected):
+    """The role's plan over its variables; raise ``Missing`` when the role starts no server or refuses them."""
     if expected.get('triton_compose_deploy') == 'never':
         raise Missing('triton_compose_deploy is never: the role renders the compose project, starts no server')
     params = expected.get('triton_compose_params')
@@ -33,11 +33,24 @@ def _endpoints(check, reads, expected, results, answering=False):
     if plan['errors']:
         raise Missing('the triton_compose variables are invalid (the role refuses them): %s'
                       % '; '.join(plan['errors']))
-    result = (reads or {}).get('triton_info') or {}
+    return plan
+
+
+def _read(reads, name, key):
+    """``read`` with the playbook's reason for a read it skipped (the host is not in the serving group, the role
+    deployed no server)."""
+    result = (reads or {}).get(name) or {}
     if result.get('skipped') and result.get('msg'):
-        # The playbook's reason: the host is not in the serving group.
-        raise Missing('triton_info was not run on this host: %s' % result['msg'])
-    read_endpoints = dict((e.get('url'), e) for e in read(reads, 'triton_info', 'endpoints'))
+        raise Missing('%s was not run on this host: %s' % (name, result['msg']))
+    return result, read(reads, name, key)
+
+
+def _endpoints(check, reads, expected, results, answering=False):
+    """``(url, endpoint)`` of every endpoint of the role's plan that triton_info read (that answered, when
+    ``answering``), and the whole result; a SKIP in ``results`` for the others."""
+    plan = _plan(expected)
+    result, endpoints = _read(reads, 'triton_info', 'endpoints')
+    read_endpoints = dict((e.get('url'), e) for e in endpoints)
     found = []
     for url in plan['endpoints']:
         info = read_endpoints.get(url)
@@ -110,4 +123,39 @@ def models(check, reads, expected):
     return results
 
 
-CHECKS = [ready, models]
+@Check('serving.containers',
+       "Every server container of triton_compose running, created from the role's configuration and image", 'critical',
+       'docker compose config --hash, docker inspect (compose_project_info)',
+       FIX + ' (a FAIL: docker compose up would create, recreate or start the container - the running one is not '
+       'what the role renders now: compose.yaml edited by hand, an inventory change not applied yet, or a container '
+       'created or stopped by hand; an orphan: a service the role no longer defines, removed by the role)')
+def containers(check, reads, expected):
+    # The hashes compose gives the plan's definition against those on the containers: a container PASSes only
+    # if it was created from exactly what the role renders now (its read-only model mount, its flags, its
+    # limits); the check does not compare those settings one by one.
+    plan = _plan(expected)
+    result, services = _read(reads, 'compose_project_info', 'services')
+    services = dict((s.get('name'), s) for s in services)
+    wanted = 'running, created from the configuration and image the role renders'
+    results = []
+    for name in plan['definition']['services']:
+        service = services.get(name)
+        if service is None:
+            results.append(check.skip('compose_project_info did not read service %s' % name, subject=name))
+            continue
+        observed = {'containers': service.get('containers'), 'action': service.get('action')}
+        if service.get('action') == 'none':
+            results.append(check.passed(name, wanted, observed))
+        else:
+            results.append(check.fail(name, wanted, observed, '%s (docker compose up would %s it)'
+                                      % (service.get('reason'), service.get('action'))))
+    for orphan in result.get('orphans') or []:
+        # A container of the project whose service the role no longer renders: it still holds its ports and
+        # memory until the role's next compose up (remove_orphans) removes it.
+        results.append(check.warn(orphan, 'no container outside the services the role renders', {'container': orphan},
+                                  'container %s of project %s belongs to no service of the role (an orphan: the '
+                                  "role's compose up removes it)" % (orphan, plan['definition']['name'])))
+    return results
+
+
+CHECKS = [ready, models, containers]

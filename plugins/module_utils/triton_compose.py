@@ -349,6 +349,11 @@ def _service(p, inst):
         }
     if inst['cpuset']:
         svc['cpuset'] = inst['cpuset']
+    # A host policy makes tritonserver set each model instance's NUMA memory policy (set_mempolicy),
+    # which docker's default seccomp profile allows only with CAP_SYS_NICE: without it every model
+    # failed to load in the lab guest ("Unable to reset NUMA memory policy: Operation not permitted").
+    if any(arg.startswith('--host-policy=') for arg in svc['command']):
+        svc['cap_add'] = ['SYS_NICE']
     if inst['memory_max']:
         svc['mem_limit'] = inst['memory_max']
     if inst['memory_low']:
@@ -376,14 +381,35 @@ def definition(params, insts=None):
     return {'name': params['triton_compose_project_name'], 'services': services}
 
 
+def probe(params, project):
+    """What inferops.node.triton_command_check needs to try the services' commands before a deploy:
+    the image, each service's command, the read-only repository, environment, runtime and GPUs."""
+    services = project['services']
+    first = services[next(iter(services))] if services else {}
+    gpus = None
+    for request in (first.get('deploy') or {}).get('resources', {}).get('reservations', {}).get('devices', []):
+        # docker's --gpus takes a CSV value: a device list with commas is quoted inside the value.
+        gpus = 'all' if request.get('count') == 'all' else '"device=%s"' % ','.join(request.get('device_ids') or [])
+    return {
+        'image': params['triton_compose_image'],
+        'commands': [{'name': name, 'command': svc['command']} for name, svc in services.items()],
+        'volumes': ['%s:%s:ro' % (params['triton_compose_model_repository'], params['triton_compose_model_repository_target'])],
+        'environment': first.get('environment') or {},
+        'runtime': first.get('runtime'),
+        'gpus': gpus,
+    }
+
+
 def plan(params):
-    """Instances, errors, and - when there is no error - the compose definition and the endpoints."""
+    """Instances, errors, and - when there is no error - the compose definition, the endpoints and the probe."""
     insts = instances(params)
     problems = errors(params)
+    project = None if problems else definition(params, insts)
     return {
         'instances': insts,
         'errors': problems,
-        'definition': None if problems else definition(params, insts),
+        'definition': project,
         'endpoints': [] if problems else endpoints(params, insts),
         'probe_host': probe_host(params),
+        'probe': None if problems else probe(params, project),
     }

@@ -29,7 +29,7 @@ options:
     description:
       - The registered results of the info modules, by module name - V(platform_info), V(nvme_info),
         V(nvme_health_info), V(md_info), V(sysctl_info), V(irq_info), V(irq_pin), V(triton_info),
-        V(storage_benchmark_info). A missing, skipped or failed one makes the checks that need it V(SKIP) with the
+        V(compose_project_info), V(storage_benchmark_info). A missing, skipped or failed one makes the checks that need it V(SKIP) with the
         reason; a failed one is also in RV(failed_reads).
     type: dict
     required: true

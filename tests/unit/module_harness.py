@@ -168,7 +168,7 @@ class FakeHost(object):
 class Replay(object):
     """The commands a module must run, in this order, each ``{command, rc, out, err, environ}`` (UTHelper's
     ``run_command_calls``); ``out``/``err`` starting with ``@`` name a fixture file. The environment is
-    compared whole (``C_LOCALE`` unless the call says otherwise)."""
+    compared whole (``C_LOCALE`` unless the call says otherwise), standard input when the call has ``data``."""
 
     def __init__(self, monkeypatch, calls):
         self.expected = [dict(call) for call in calls]
@@ -187,6 +187,9 @@ class Replay(object):
         self.position += 1
         assert args == call['command'], 'command %d: ran %r, expected %r' % (self.position, args, call['command'])
         check_command(module, args, kwargs, call.get('environ'))
+        if 'data' in call:
+            assert kwargs.get('data') == call['data'], 'command %d: stdin %r, expected %r' % (
+                self.position, kwargs.get('data'), call['data'])
         text = [fixture(v[1:]) if v.startswith('@') else v for v in (call.get('out', ''), call.get('err', ''))]
         return call.get('rc', 0), text[0], text[1]
 

@@ -114,7 +114,7 @@ def test_serving_play_syncs_models_before_deploy_and_warmup_and_labels_a_worker_
     with open(os.path.join(root, 'playbooks', 'serving.yml')) as handle:
         play = [entry for entry in yaml.safe_load(handle) if entry.get('hosts') == 'serving'][0]
     roles = [(entry['role'].split('.')[-1], entry.get('when')) for entry in play['roles']]
-    assert [name for name, _when in roles] == ['model_sync', 'triton_compose', 'warmup', 'k8s_node_labels']
+    assert [name for name, _when in roles] == ['model_sync', 'docker_engine', 'triton_compose', 'warmup', 'k8s_node_labels']
     assert roles[-1][1] == WORKERS_ONLY and roles[0][1] is None
     with open(os.path.join(root, 'playbooks', 'site.yml')) as handle:
         imported = [entry['ansible.builtin.import_playbook'] for entry in yaml.safe_load(handle)]

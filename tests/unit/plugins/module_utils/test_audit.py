@@ -109,8 +109,10 @@ def record():
         'md_degraded': rec.run(test_md_info.Guest, 'degraded', md_info.main, md_args, arrays=arrays),
         'md_fresh': rec.run(test_md_info.Guest, 'fresh', md_info.main, md_args),
         'md_misfit': rec.run(test_md_info.Guest, 'misfit', md_info.main, md_args, arrays=arrays),
-        # The lab guests of local_nvme serve nothing (test_audit_serving has triton_info's reads).
+        # The lab guests of local_nvme serve nothing (test_audit_serving has triton_info's and
+        # compose_project_info's reads).
         'triton_info': None,
+        'compose_project_info': None,
         # The two runs the storage_benchmark role recorded on the development VM (fixtures/storage_benchmark): the
         # lab guests' audit recordings have no benchmark run.
         'storage_benchmark_info': run_module(storage_benchmark_info.main, {

@@ -5,7 +5,12 @@
 a real tritonserver 2.51 (fixtures/triton, served over HTTP on 127.0.0.1): ``serving`` - identity alone, default
 model control, as triton_compose runs it; ``degraded`` - identity READY, broken failed to load, the server not
 ready; ``ready`` - explicit model control, broken never loaded. The expected endpoints are the triton_compose
-role's plan over its defaults with the instances pointed at the recorded server."""
+role's plan over its defaults with the instances pointed at the recorded server.
+
+serving.containers on what ``compose_project_info`` returns from Docker 26 and Compose 2.26.1's recorded answers
+(fixtures/compose, replayed as test_compose_project_info does): project ``rec``, services ``a`` and ``b`` - the
+role's plan is named the same (project ``rec``, instances ``a`` and ``b``), so each service of its definition is
+judged on what compose said of the recorded container of that name."""
 
 from __future__ import annotations
 
@@ -18,8 +23,10 @@ import pytest
 import yaml
 
 from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_outputs
-from ansible_collections.inferops.node.plugins.modules import triton_info
-from ansible_collections.inferops.node.tests.unit.module_harness import run_module
+from ansible_collections.inferops.node.plugins.module_utils import compose_state
+from ansible_collections.inferops.node.plugins.modules import compose_project_info, triton_info
+from ansible_collections.inferops.node.tests.unit.module_harness import fixture, run_module
+from ansible_collections.inferops.node.tests.unit.plugins.modules import test_compose_project_info as recorded_compose
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_outputs import promtool
 from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedTriton, closed_port
 
@@ -171,17 +178,126 @@ def test_endpoint_not_read_is_skip(servers):
     ({}, expected(8000), 'triton_info was not run on this host'),
     ({'triton_info': {'failed': True, 'msg': 'endpoints must not be empty'}}, expected(8000),
      'triton_info failed: endpoints must not be empty'),
-    ({}, expected(8000, triton_compose_deploy='never'),
-     'triton_compose_deploy is never: the role renders the compose project, starts no server'),
-    ({}, dict(expected(8000), triton_compose_params=None), 'the triton_compose variables are unknown'),
-    ({}, expected(8000, 8000), 'the triton_compose variables are invalid (the role refuses them): '
-     'triton_compose_instances: port conflict: port 8000 is both triton-0.http_port and triton-1.http_port'),
 ])
 def test_skip_with_reason(reads, wanted, reason):
     found = evaluate(reads, wanted)
     for check_id in ('serving.ready', 'serving.models'):
         [result] = found[check_id]
         assert result['status'] == 'SKIP' and result['reason'] == reason
+
+
+@pytest.mark.parametrize('wanted, reason', [
+    (expected(8000, triton_compose_deploy='never'),
+     'triton_compose_deploy is never: the role renders the compose project, starts no server'),
+    (dict(expected(8000), triton_compose_params=None), 'the triton_compose variables are unknown'),
+    (expected(8000, 8000), 'the triton_compose variables are invalid (the role refuses them): '
+     'triton_compose_instances: port conflict: port 8000 is both triton-0.http_port and triton-1.http_port'),
+])
+def test_role_without_servers_skips_every_serving_check(wanted, reason):
+    found = evaluate({'triton_info': {'skipped': True}, 'compose_project_info': {'skipped': True}}, wanted)
+    for check_id in ('serving.ready', 'serving.models', 'serving.containers'):
+        [result] = found[check_id]
+        assert result['status'] == 'SKIP' and result['reason'] == reason
+
+
+# ------------------------------------------------------------------ serving.containers
+
+CONTAINERS_FIX = 'role triton_compose (tag triton_compose) (a FAIL: docker compose up would create, recreate or start'
+WANTED = 'running, created from the configuration and image the role renders'
+
+
+def compose_expected(*services):
+    """The role's defaults with the recorded project's name and one instance per recorded service."""
+    wanted = expected(*range(8000, 8000 + len(services)))
+    params = wanted['triton_compose_params']
+    params['triton_compose_project_name'] = 'rec'
+    for instance, name in zip(params['triton_compose_instances'], services):
+        instance['name'] = name
+    return wanted
+
+
+def containers(result, *services):
+    """serving.containers by subject, on compose_project_info's result."""
+    found = evaluate({'compose_project_info': result}, compose_expected(*services))
+    return dict((r['subject'], r) for r in found['serving.containers'])
+
+
+def test_containers_as_rendered_pass(monkeypatch):
+    result = recorded_compose.info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json')
+    found = containers(result, 'a', 'b')
+    assert sorted(found) == ['a', 'b']
+    for name in ('a', 'b'):
+        assert found[name]['status'] == 'PASS' and found[name]['reason'] is None
+        assert found[name]['expected'] == WANTED
+        assert found[name]['observed'] == {'containers': ['rec-%s-1' % name], 'action': 'none'}
+        assert found[name]['severity'] == 'critical'
+        assert found[name]['evidence'] == 'docker compose config --hash, docker inspect (compose_project_info)'
+        assert found[name]['fix'].startswith(CONTAINERS_FIX)
+
+
+def test_container_of_another_configuration_fails_with_both_hashes(monkeypatch):
+    # a's container was created from definition.json; the role now renders definition_changed.json.
+    result = recorded_compose.info(monkeypatch, 'definition_changed.json', 'hashes_changed.txt', 'ps_up.txt',
+                                   'inspect_up.json')
+    running = compose_state.parse_hashes(fixture('compose', 'hashes.txt'))['a']
+    wanted = compose_state.parse_hashes(fixture('compose', 'hashes_changed.txt'))['a']
+    found = containers(result, 'a', 'b')
+    assert found['a']['status'] == 'FAIL'
+    assert found['a']['reason'] == ('its configuration changed (config hash %s, wanted %s) '
+                                    '(docker compose up would recreate it)' % (running, wanted))
+    assert found['a']['observed'] == {'containers': ['rec-a-1'], 'action': 'recreate'}
+    assert found['b']['status'] == 'PASS'
+
+
+def test_stopped_container_fails(monkeypatch):
+    result = recorded_compose.info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_b_stopped.json')
+    found = containers(result, 'a', 'b')
+    assert found['a']['status'] == 'PASS'
+    assert found['b']['status'] == 'FAIL' and found['b']['reason'] == 'rec-b-1 is exited (docker compose up would start it)'
+
+
+def test_no_container_fails(monkeypatch):
+    result = recorded_compose.info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_fresh.txt')
+    found = containers(result, 'a', 'b')
+    for name in ('a', 'b'):
+        assert found[name]['status'] == 'FAIL'
+        assert found[name]['reason'] == 'no container yet (docker compose up would create it)'
+        assert found[name]['observed'] == {'containers': [], 'action': 'create'}
+
+
+def test_container_of_a_service_no_longer_rendered_warns(monkeypatch):
+    found = containers(recorded_compose.without_b(monkeypatch), 'a')
+    assert found['a']['status'] == 'PASS'
+    assert found['rec-b-1']['status'] == 'WARN' and found['rec-b-1']['observed'] == {'container': 'rec-b-1'}
+    assert found['rec-b-1']['reason'] == ("container rec-b-1 of project rec belongs to no service of the role (an orphan: "
+                                          "the role's compose up removes it)")
+
+
+def test_service_not_read_is_skip(monkeypatch):
+    result = recorded_compose.info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json')
+    found = containers(result, 'a', 'c')
+    assert found['a']['status'] == 'PASS'
+    assert found['c']['status'] == 'SKIP' and found['c']['reason'] == 'compose_project_info did not read service c'
+
+
+def test_host_without_docker_is_skip_with_the_modules_message(monkeypatch, tmp_path):
+    # The module itself on a host whose PATH has no docker CLI (the read fails; the audit registers it).
+    monkeypatch.setenv('PATH', str(tmp_path))
+    failed, result = run_module(compose_project_info.main, {'project_name': 'rec',
+                                                            'definition': recorded_compose.definition()})
+    assert failed and result['msg'].startswith('docker: command not found on the host')
+    [skip] = containers(dict(result, failed=True), 'a', 'b').values()
+    assert skip['status'] == 'SKIP' and skip['reason'] == 'compose_project_info failed: ' + result['msg']
+
+
+@pytest.mark.parametrize('result, reason', [
+    ({'skipped': True, 'msg': 'not in the serving group'},
+     'compose_project_info was not run on this host: not in the serving group'),
+    (None, 'compose_project_info was not run on this host'),
+])
+def test_containers_not_read_is_skip(result, reason):
+    [skip] = containers(result, 'a', 'b').values()
+    assert skip['status'] == 'SKIP' and skip['reason'] == reason
 
 
 def test_report_outputs_with_serving_results(servers):

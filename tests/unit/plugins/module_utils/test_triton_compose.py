@@ -37,6 +37,26 @@ def test_defaults_are_valid():
     assert list(result['definition']['services']) == ['triton']
 
 
+@pytest.mark.parametrize('gpu, devices, runtime, gpus', [
+    ('none', 'all', None, None), ('runtime', 'all', 'nvidia', None), ('device_requests', 'all', None, 'all'),
+    ('device_requests', '0,1', None, '"device=0,1"')])
+def test_the_probe_tries_each_services_command_with_its_runtime_and_gpus(gpu, devices, runtime, gpus):
+    """triton_command_check's input: what compose up would start, on the repository read-only."""
+    result = tc.plan(defaults(triton_compose_gpu=gpu, triton_compose_gpu_devices=devices,
+                              triton_compose_instances=[inst('a', 8000), inst('b', 8100)]))
+    probe, services = result['probe'], result['definition']['services']
+    assert (probe['runtime'], probe['gpus']) == (runtime, gpus)
+    assert probe['image'] == 'nvcr.io/nvidia/tritonserver:24.05-py3'
+    assert probe['commands'] == [{'name': 'a', 'command': services['a']['command']},
+                                 {'name': 'b', 'command': services['b']['command']}]
+    assert probe['volumes'] == ['/data/models:/models:ro']
+    assert probe['environment'] == services['a']['environment']
+
+
+def test_no_probe_for_invalid_input():
+    assert tc.plan(defaults(triton_compose_instances=[inst('a', 8000), inst('b', 8000)]))['probe'] is None
+
+
 def test_instances_fill_defaults():
     params = defaults(triton_compose_memory_max='96G', triton_compose_memory_high='',
                       triton_compose_instances=[inst('a', 8000, cpuset=' 0 - 3 ', memory_high='80G', extra_args=None)])
@@ -61,8 +81,8 @@ def test_hk_example_inventory_compose():
         'local,size=134217728', '--host-policy=cpu,cpu-cores=32-63', '--host-policy=cpu,numa-node=0',
     ]
     assert list(svc) == ['image', 'command', 'restart', 'init', 'stop_grace_period', 'volumes', 'environment',
-                         'ulimits', 'shm_size', 'labels', 'network_mode', 'healthcheck', 'cpuset', 'mem_limit',
-                         'cgroup_parent', 'runtime']
+                         'ulimits', 'shm_size', 'labels', 'network_mode', 'healthcheck', 'cpuset', 'cap_add',
+                         'mem_limit', 'cgroup_parent', 'runtime']
     assert svc['environment'] == {'NVIDIA_VISIBLE_DEVICES': 'all', 'CUDA_MPS_ACTIVE_THREAD_PERCENTAGE': '60'}
     assert svc['ulimits'] == {'nofile': {'soft': 1048576, 'hard': 1048576}, 'memlock': {'soft': -1, 'hard': -1},
                               'stack': {'soft': 67108864, 'hard': 67108864}}
@@ -89,11 +109,19 @@ def test_published_ports_ipv6_probe_and_device_requests():
     assert '--cache-config' not in svc['command']
     # Several ranges: the container's cpuset only, no --host-policy cpu-cores.
     assert [a for a in svc['command'] if 'cpu-cores' in a] == []
+    # The NUMA node's host policy still needs set_mempolicy, which docker's seccomp allows with SYS_NICE.
+    assert svc['cap_add'] == ['SYS_NICE']
     assert svc['environment'] == {'A': '1'}
     assert svc['ulimits'] == {'nofile': {'soft': 1, 'hard': 2}}
     assert svc['mem_reservation'] == '1g' and 'runtime' not in svc
     assert svc['deploy'] == {'resources': {'reservations': {'devices': [
         {'driver': 'nvidia', 'capabilities': ['gpu'], 'device_ids': ['0', 'GPU-1']}]}}}
+
+
+def test_no_host_policy_no_added_capability():
+    svc = tc.plan(defaults(triton_compose_instances=[inst('a', 8000, cpuset='0-3,8')]))['definition']['services']['a']
+    assert not [a for a in svc['command'] if a.startswith('--host-policy=')]
+    assert 'cap_add' not in svc
 
 
 @pytest.mark.parametrize('bind, host', [('0.0.0.0', '127.0.0.1'), ('', '127.0.0.1'), ('*', '127.0.0.1'),
@@ -106,6 +134,7 @@ def test_single_cpu_and_no_healthcheck_no_gpu():
     svc = tc.plan(defaults(triton_compose_healthcheck=False, triton_compose_gpu='none',
                            triton_compose_instances=[inst('a', 8000, cpuset='5')]))['definition']['services']['a']
     assert '--host-policy=cpu,cpu-cores=5-5' in svc['command']
+    assert svc['cap_add'] == ['SYS_NICE']
     assert 'healthcheck' not in svc and 'runtime' not in svc and 'deploy' not in svc
     assert 'NVIDIA_VISIBLE_DEVICES' not in svc['environment']
 

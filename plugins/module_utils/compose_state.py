@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What ``docker compose up`` would do to a project's containers, read without asking compose to do it.
+
+``docker compose up --dry-run`` would say it, but Compose 2.26.1 (Debian 13's ``docker-compose``) panics in it
+on a project that has no container yet (integer divide by zero, seen in the lab), and community.docker's
+check mode uses it. The same decision is made here from what compose itself records on each container:
+
+* ``com.docker.compose.config-hash`` - the hash of the service's configuration the container was created
+  from; ``docker compose config --hash '*'`` prints the hash of each service of a definition (the same
+  function computes both);
+* ``com.docker.compose.image`` - the ID of the image it was created from; compose recreates a container
+  whose image tag now names another image (a local rebuild);
+* its state - compose starts a container that is not running;
+* containers of the project whose service is no longer defined (orphans) - removed (``--remove-orphans``).
+  One-off containers (``docker compose run``) are not the service's.
+
+``hash_args``/``parse_hashes`` read the wanted hashes, ``ps_args`` and ``containers(inspect)`` the
+project's containers, ``image_ids(inspect)`` the local images, and ``pending(...)`` decides, per service:
+V(create), V(recreate) (configuration or image changed), V(start), V(scale) (more containers than
+replicas) or V(none).
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+
+__all__ = ['PROJECT_LABEL', 'containers', 'hash_args', 'image_ids', 'parse_hashes', 'pending', 'ps_args',
+           'replicas']
+
+PROJECT_LABEL = 'com.docker.compose.project'
+SERVICE_LABEL = 'com.docker.compose.service'
+HASH_LABEL = 'com.docker.compose.config-hash'
+IMAGE_LABEL = 'com.docker.compose.image'
+ONEOFF_LABEL = 'com.docker.compose.oneoff'
+# What compose up does to each service, and whether that stops or starts a server.
+RESTARTS = ('create', 'recreate', 'start')
+
+
+def hash_args(project_name):
+    """``docker compose config --hash`` of every service of the definition read from stdin."""
+    return ['docker', 'compose', '--project-name', project_name, '--file', '-', 'config', '--hash', '*']
+
+
+def parse_hashes(text):
+    """``{service: hash}`` from ``config --hash`` output (``<service> <hash>`` lines)."""
+    hashes = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) == 2:
+            hashes[fields[0]] = fields[1]
+        elif fields:
+            raise ValueError('unexpected line in docker compose config --hash output: %r' % line)
+    return hashes
+
+
+def ps_args(project_name):
+    """IDs of every container of the project, running or not."""
+    return ['docker', 'ps', '--all', '--quiet', '--no-trunc', '--filter', 'label=%s=%s' % (PROJECT_LABEL, project_name)]
+
+
+def containers(inspect):
+    """The project's containers from ``docker inspect`` JSON: name, service, hash, image, state (one-offs left out)."""
+    result = []
+    for entry in json.loads(inspect) if inspect.strip() else []:
+        labels = (entry.get('Config') or {}).get('Labels') or {}
+        if labels.get(ONEOFF_LABEL, 'False') == 'True':
+            continue
+        state = entry.get('State') or {}
+        result.append({
+            'name': (entry.get('Name') or '').lstrip('/'),
+            'id': entry.get('Id'),
+            'service': labels.get(SERVICE_LABEL),
+            'config_hash': labels.get(HASH_LABEL),
+            'image_id': labels.get(IMAGE_LABEL),
+            'state': state.get('Status'),
+            'running': bool(state.get('Running')),
+        })
+    return sorted(result, key=lambda c: c['name'])
+
+
+def image_ids(inspect):
+    """``{reference: image ID}`` from ``docker image inspect`` JSON of the references asked for."""
+    ids = {}
+    for entry in json.loads(inspect) if inspect.strip() else []:
+        for tag in entry.get('RepoTags') or []:
+            ids[tag] = entry.get('Id')
+    return ids
+
+
+def replicas(service):
+    """How many containers compose runs for a service definition (``deploy.replicas``, ``scale``, else 1)."""
+    deploy = service.get('deploy') or {}
+    for value in (deploy.get('replicas'), service.get('scale')):
+        if value is not None:
+            return int(value)
+    return 1
+
+
+def _image_of(service_image, images):
+    # A reference without a tag is ``:latest`` for docker; compose labels the image ID it used.
+    reference = service_image
+    if reference and ':' not in reference.rsplit('/', 1)[-1] and '@' not in reference:
+        reference += ':latest'
+    return images.get(reference)
+
+
+def pending(definition, hashes, current, images=None):
+    """``{services, orphans, restart, would_change, summary}``: what compose up would do to each service of ``definition``.
+
+    ``hashes`` - ``parse_hashes`` of the definition; ``current`` - ``containers`` of the project;
+    ``images`` - ``image_ids`` of the services' images (an image not there yet: compose pulls or builds it,
+    which recreates nothing by itself).
+    """
+    images = images or {}
+    services = []
+    defined = (definition.get('services') or {})
+    for name in sorted(defined):
+        service = defined[name] or {}
+        mine = [c for c in current if c['service'] == name]
+        want = replicas(service)
+        image_id = _image_of(service.get('image'), images)
+        if want and not mine:
+            action, reason = 'create', 'no container yet'
+        elif any(c['config_hash'] != hashes.get(name) for c in mine):
+            action, reason = 'recreate', 'its configuration changed (config hash %s, wanted %s)' % (
+                ', '.join(sorted(set(str(c['config_hash']) for c in mine))), hashes.get(name))
+        elif image_id and any(c['image_id'] != image_id for c in mine):
+            action, reason = 'recreate', 'its image %s is now %s' % (service.get('image'), image_id)
+        elif any(not c['running'] for c in mine):
+            action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in mine if not c['running'])
+        elif len(mine) < want:
+            action, reason = 'create', '%d of %d replicas' % (len(mine), want)
+        elif len(mine) > want:
+            action, reason = 'scale', '%d containers, %d replicas wanted' % (len(mine), want)
+        else:
+            action, reason = 'none', 'running, created from this configuration and image'
+        services.append({'name': name, 'action': action, 'reason': reason,
+                         'containers': [c['name'] for c in mine]})
+    orphans = [c['name'] for c in current if c['service'] not in defined]
+    restart = [s['name'] for s in services if s['action'] in RESTARTS]
+    would_change = bool(orphans) or any(s['action'] != 'none' for s in services)
+    summary = (['%s: %s (%s)' % (s['name'], s['action'], s['reason']) for s in services if s['action'] != 'none']
+               + ['%s: removed (orphan)' % orphan for orphan in orphans])
+    return {'services': services, 'orphans': orphans, 'restart': restart, 'would_change': would_change,
+            'summary': summary}

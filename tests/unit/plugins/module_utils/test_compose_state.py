@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+# Copyright: inferops.node contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""compose_state's decision on the recorded project (fixtures/compose): the cases the module tests do not
+reach through the CLI - an image tag that now names another image, replicas, one-off containers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ansible_collections.inferops.node.plugins.module_utils import compose_state
+from ansible_collections.inferops.node.tests.unit.module_harness import fixture
+
+IMAGE = 'inferops/tritonserver:2.51.0-cpu'
+
+
+def recorded():
+    definition = json.loads(fixture('compose', 'definition.json'))
+    hashes = compose_state.parse_hashes(fixture('compose', 'hashes.txt'))
+    current = compose_state.containers(fixture('compose', 'inspect_up.json'))
+    images = compose_state.image_ids(fixture('compose', 'image_inspect.json'))
+    return definition, hashes, current, images
+
+
+def test_the_recorded_containers_carry_the_recorded_image_id():
+    dummy, dummy, current, images = recorded()
+    assert set(c['image_id'] for c in current) == set([images[IMAGE]])
+    assert images[IMAGE].startswith('sha256:')
+
+
+def test_a_rebuilt_image_recreates_every_service_on_it():
+    definition, hashes, current, images = recorded()
+    result = compose_state.pending(definition, hashes, current, {IMAGE: 'sha256:' + '0' * 64})
+    assert result['restart'] == ['a', 'b']
+    assert result['services'][0]['reason'] == 'its image %s is now sha256:%s' % (IMAGE, '0' * 64)
+
+
+def test_an_image_not_there_yet_recreates_nothing_by_itself():
+    definition, hashes, current, dummy = recorded()
+    assert compose_state.pending(definition, hashes, current, {})['would_change'] is False
+
+
+@pytest.mark.parametrize('service, wanted, action', [
+    ({'deploy': {'replicas': 2}}, 2, 'create'),
+    ({'scale': 0}, 0, 'scale'),
+    ({}, 1, 'none'),
+])
+def test_replicas(service, wanted, action):
+    definition, hashes, current, images = recorded()
+    definition['services']['a'].update(service)
+    assert compose_state.replicas(definition['services']['a']) == wanted
+    result = compose_state.pending(definition, hashes, current, images)
+    assert result['services'][0]['action'] == action
+
+
+def test_one_off_containers_are_not_the_services():
+    entries = json.loads(fixture('compose', 'inspect_up.json'))
+    entries[1]['Config']['Labels']['com.docker.compose.oneoff'] = 'True'
+    assert [c['name'] for c in compose_state.containers(json.dumps(entries))] == [
+        c['name'] for c in compose_state.containers(fixture('compose', 'inspect_up.json'))
+        if c['name'] != entries[1]['Name'].lstrip('/')]
+
+
+def test_a_tag_less_reference_is_latest():
+    definition, hashes, current, dummy = recorded()
+    definition['services']['a']['image'] = 'inferops/tritonserver'
+    result = compose_state.pending(definition, hashes, current, {'inferops/tritonserver:latest': 'sha256:1'})
+    assert result['services'][0]['action'] == 'recreate'
+
+
+def test_unexpected_hash_output_is_an_error():
+    with pytest.raises(ValueError, match='unexpected line'):
+        compose_state.parse_hashes('a 1 2\n')
