@@ -196,6 +196,7 @@ ERROR_CASES = [
      'triton_compose_onnx_inter_op_threads = 0: must be null or a thread count of 1 or more'),
     ({'triton_compose_ready_timeout': 0}, 'triton_compose_ready_timeout = 0: must be greater than 0'),
     ({'triton_compose_log_lines': 'many'}, 'triton_compose_log_lines = "many": must be greater than 0'),
+    ({'triton_compose_progress_interval': 0}, 'triton_compose_progress_interval = 0: must be greater than 0'),
 ]
 
 
