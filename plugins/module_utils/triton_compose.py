@@ -235,11 +235,8 @@ def errors(params):
         value = p.get(key)
         if value is not None and not (_DIGITS_RE.match(text(value)) and int(text(value)) >= 1):
             out.append('%s = %s: must be null or a thread count of 1 or more' % (key, shown(value)))
-    # The progress interval is the role's only (callers that plan without it, as the audit, leave it out).
     for key in ('triton_compose_ready_timeout', 'triton_compose_log_lines', 'triton_compose_progress_interval'):
         value = p.get(key)
-        if key == 'triton_compose_progress_interval' and key not in p:
-            continue
         if not (_DIGITS_RE.match(text(value)) and int(text(value)) > 0):
             out.append('%s = %s: must be greater than 0' % (key, shown(value)))
     return out

@@ -129,12 +129,12 @@ from ansible_collections.inferops.node.plugins.module_utils.command import Comma
 from ansible_collections.inferops.node.plugins.module_utils import compose_state
 
 
-def _json_of(runner, args, what):
-    # docker inspect prints what it found and exits 1 for a name it did not find (an image not built
-    # yet, a container removed meanwhile): the JSON is still read; only unreadable output fails.
+def _inspect(runner, args, parse, what):
+    """``parse`` of a docker inspect's JSON. It prints what it found and exits 1 for a name it did not find (an
+    image not built yet, a container removed meanwhile): that output is still read; only unreadable JSON fails."""
     rc, out, err = runner.run(args)
     try:
-        return json.dumps(json.loads(out or '[]'))
+        return parse(out)
     except ValueError:
         runner.module.fail_json(msg='%s: %s' % (what, (err or out).strip() or 'rc %d' % rc), command_log=runner.log)
 
@@ -169,11 +169,11 @@ def main():
     if rc != 0:
         module.fail_json(msg='docker ps failed: %s' % (err or out).strip(), command_log=runner.log)
     ids = out.split()
-    current = compose_state.containers(
-        _json_of(runner, ['docker', 'inspect', '--type', 'container'] + ids, 'docker inspect') if ids else '')
+    current = _inspect(runner, ['docker', 'inspect', '--type', 'container'] + ids, compose_state.containers,
+                       'docker inspect') if ids else []
     wanted_images = sorted(set(s.get('image') for s in definition['services'].values() if s and s.get('image')))
-    images = compose_state.image_ids(
-        _json_of(runner, ['docker', 'image', 'inspect'] + wanted_images, 'docker image inspect') if wanted_images else '')
+    images = _inspect(runner, ['docker', 'image', 'inspect'] + wanted_images, compose_state.image_ids,
+                      'docker image inspect') if wanted_images else {}
     result = compose_state.pending(definition, hashes, current, images)
     module.exit_json(changed=False, containers=current, command_log=runner.log, **result)
 
