@@ -80,17 +80,18 @@ done
 
 stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
 # Three lanes run at once (see the end of this file): the pool lane (nvmeof_pool, two
-# guests, alone), the guest lane (local_nvme, one guest, kernel_tuning's checks folded
-# in) and the static lane (the stages above, then every scenario without a guest, then
-# rollout's three small guests once the pool lane is done). At most three guests of 2 vCPUs
-# at once: stop 20's CI booted a fourth (kernel_tuning) beside three running ones and its
-# kernel stalled (RCU stall warnings at 844 s, no SSH in 900 s).
-pool_scenarios=(nvmeof_pool)
+# guests, then serving_docker, one Debian 13 guest with the real engine), the guest lane
+# (local_nvme, one guest, kernel_tuning's checks folded in) and the static lane (the stages
+# above, then every scenario without a guest, then rollout's three small guests once the
+# guest lane is done). At most three guests of 2 vCPUs at once: stop 20's CI booted a fourth
+# (kernel_tuning) beside three running ones and its kernel stalled (RCU stall warnings at
+# 844 s, no SSH in 900 s).
+pool_scenarios=(nvmeof_pool serving_docker)
 guest_scenarios=(local_nvme)
 # Scenarios of the static lane that boot guests: last in it, after the host-only ones, and not
-# before the pool lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB; then
-# serving_docker: one Debian 13 guest of 2 vCPUs (the real engine), after rollout's have stopped.
-static_guest_scenarios=(rollout serving_docker)
+# before the guest lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB, beside
+# serving_docker's one of 2 vCPUs.
+static_guest_scenarios=(rollout)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -102,7 +103,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # kernel_tuning's checks too (about 80 guest tasks more) beside one guest less.
 declare -A limit=(
   [molecule:local_nvme]=5100
-  [molecule:nvmeof_pool]=5100 [molecule:serving]=900 [units]=2400
+  [molecule:nvmeof_pool]=5100 [units]=2400
   [molecule:rollout]=1500 [molecule:serving_docker]=2400
 )
 default_limit=600
@@ -186,22 +187,23 @@ else
       *) static_lane+=("$stage") ;;
     esac
   done
-  # The static lane's guest scenarios wait for the pool lane's end: at most four guests at
-  # once (rollout's three beside local_nvme), never rollout's three booting beside
-  # nvmeof_pool's two and local_nvme.
-  pool_done="$logs/pool-lane.done"
-  rm -f "$pool_done"
-  { run_lane "${pool_lane[@]}"; touch "$pool_done"; } &
+  # The static lane's guest scenarios wait for the guest lane's end: at most four guests at
+  # once (rollout's three beside serving_docker), never rollout's three booting beside
+  # local_nvme and the pool lane's guests.
+  guest_done="$logs/guest-lane.done"
+  rm -f "$guest_done"
+  run_lane "${pool_lane[@]}" &
   pool_pid=$!
   {
     run_lane "${static_lane[@]}"
     if ((${#static_last[@]})); then
-      until [[ -e $pool_done ]]; do sleep 10; done
+      until [[ -e $guest_done ]]; do sleep 10; done
       run_lane "${static_last[@]}"
     fi
   } &
   static_pid=$!
   run_lane "${guest_lane[@]}"
+  touch "$guest_done"
   wait "$pool_pid" "$static_pid"
 fi
 

@@ -27,15 +27,13 @@ preload and the server's first read; the weights' residency just before the star
 Conditions run in rotating order for --repeat rounds; medians are reported. The server's
 process group is ended after every measurement.
 Usage: .venv/bin/python tools/bench/cold_start_bench.py [--dir /var/tmp/inferops-cold-start-bench] [--repeat 5]
-Needs root (drop_caches, mincore), a --venv with nvidia-pytriton (the checkout's), and PyYAML in the
-Python running it (molecule/serving's run_service.py is imported for its process-group stop).
+Needs root (drop_caches, mincore) and a --venv with nvidia-pytriton (the checkout's).
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import os
 import re
@@ -49,21 +47,12 @@ import time
 
 # The data set, drop and residency helpers are the page_cache benchmark's (same directory).
 import page_cache_bench as pcb
+import server_process
 
 pc = pcb.pc
 ROOT = pcb.ROOT
 MODEL = 'coldstart'
 
-
-def load_glue():
-    """molecule/serving's run_service.py: its process-group stop and environment-marker scan."""
-    spec = importlib.util.spec_from_file_location('run_service', os.path.join(ROOT, 'molecule', 'serving', 'files', 'run_service.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-glue = load_glue()
 PORTS = range(28700, 28800)
 POLL = 0.05
 RETRIES = 2  # plugins/modules/page_cache.py RETRIES: passes over pages reclaimed during the warm
@@ -185,7 +174,7 @@ def triton_layout(venv, directory):
     env = dict(os.environ, PATH=os.path.join(venv, 'bin') + ':' + os.environ.get('PATH', ''),
                LD_LIBRARY_PATH='%s:%s' % (libdir, os.path.normpath(os.path.join(pytriton, '..', 'nvidia_pytriton.libs'))))
     # Every server's environment carries the marker of --dir: what outlives its process group is found by it.
-    env[glue.MARKER] = os.path.realpath(directory)
+    env[server_process.MARKER] = os.path.realpath(directory)
     return os.path.join(home, 'bin', 'tritonserver'), backends, env, directory
 
 
@@ -215,9 +204,9 @@ def model_ready(port):
 
 def stop(proc, directory):
     """End the server's process group (server and python stubs) and anything left with this run's marker."""
-    glue.stop_group(proc.pid, 20)
+    server_process.stop_group(proc.pid, 20)
     proc.poll()  # stop_group reaped it; let Popen know
-    for pid in glue.marked_pids(directory):
+    for pid in server_process.marked_pids(directory):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -345,8 +334,8 @@ def main():
             print('  round %d  %-8s preload %6.2f s  start->ready %6.2f s (model load %6.2f s)  total %6.2f s  resident at start %5.1f %%  load %.1f'
                   % (rnd + 1, condition, sample['preload_seconds'], sample['ready_seconds'], sample['load_seconds'],
                      sample['total_seconds'], 100 * sample['resident_at_start'], loads[-1]), flush=True)
-    if glue.marked_pids(opts.dir):
-        sys.exit('cold_start_bench: processes of this run still running: %s' % glue.marked_pids(opts.dir))
+    if server_process.marked_pids(opts.dir):
+        sys.exit('cold_start_bench: processes of this run still running: %s' % server_process.marked_pids(opts.dir))
 
     med = {c: {k: statistics.median(s[k] for s in samples[c]) for k in
                ('preload_seconds', 'ready_seconds', 'load_seconds', 'total_seconds', 'resident_at_start')} for c in conditions}
