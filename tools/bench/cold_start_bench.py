@@ -24,10 +24,15 @@ GET /v2/models/<model>/ready answers 200 (polled every 50 ms on 127.0.0.1):
 --gap waits that long before every start (untimed), as docker compose up does between the
 preload and the server's first read; the weights' residency just before the start is reported.
 
-Conditions run in rotating order for --repeat rounds; medians are reported. The server's
-process group is ended after every measurement.
+With --docker IMAGE the server is that Triton image started by the Docker engine instead (docker run,
+host network, the repository mounted read-only, as triton_compose runs it; timed from before `docker
+run`), and the role condition is not offered: tools/bench/cold_start_guest.sh runs it so in a lab
+guest with the lab's image.
+
+Conditions run in rotating order for --repeat rounds; medians are reported. The server (its process
+group, or its container) is ended after every measurement.
 Usage: .venv/bin/python tools/bench/cold_start_bench.py [--dir /var/tmp/inferops-cold-start-bench] [--repeat 5]
-Needs root (drop_caches, mincore) and a --venv with nvidia-pytriton (the checkout's).
+Needs root (drop_caches, mincore) and a --venv with nvidia-pytriton (the checkout's), or --docker IMAGE.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ ROOT = pcb.ROOT
 MODEL = 'coldstart'
 
 PORTS = range(28700, 28800)
+CONTAINER = 'inferops-cold-start-bench'
 POLL = 0.05
 RETRIES = 2  # plugins/modules/page_cache.py RETRIES: passes over pages reclaimed during the warm
 CONDITIONS = ('cold', 'preload', 'warm')
@@ -219,25 +225,54 @@ def start_to_ready(triton, repository, log, timeout, port):
     report = log + '.load.json'
     if os.path.exists(report):
         os.unlink(report)
-    env = dict(env, INFEROPS_COLD_START_REPORT=report)
-    argv = [binary, '--model-repository=' + repository, '--backend-directory=' + backends,
-            '--http-address=127.0.0.1', '--http-port=%d' % port, '--allow-grpc=false', '--allow-metrics=false']
+    server_args = ['--http-address=127.0.0.1', '--http-port=%d' % port, '--allow-grpc=false', '--allow-metrics=false']
+    if binary == 'docker':
+        # The report goes through a second bind mount; the repository stays read-only, as triton_compose mounts it.
+        argv = ['docker', 'run', '--detach', '--name', CONTAINER, '--network', 'host', '--shm-size', '256m',
+                '--volume', repository + ':/models:ro', '--volume', os.path.dirname(report) + ':/report',
+                '--env', 'INFEROPS_COLD_START_REPORT=/report/' + os.path.basename(report),
+                backends, 'tritonserver', '--model-repository=/models'] + server_args
+    else:
+        env = dict(env, INFEROPS_COLD_START_REPORT=report)
+        argv = [binary, '--model-repository=' + repository, '--backend-directory=' + backends] + server_args
     with open(log, 'w') as out:
         begin = time.monotonic()
         proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
+        polls = 0
         while not model_ready(port):
-            if proc.poll() is not None or time.monotonic() - begin > timeout:
-                with open(log) as handle:
-                    sys.stderr.write(handle.read()[-4000:])
-                raise SystemExit('cold_start_bench: tritonserver %s (log %s)' % (
-                    'exited with %s' % proc.returncode if proc.returncode is not None else 'not ready after %d s' % timeout, log))
+            polls += 1
+            if time.monotonic() - begin > timeout or server_gone(proc, binary, polls):
+                if binary == 'docker':
+                    subprocess.run(['docker', 'logs', '--tail', '100', CONTAINER], stdout=sys.stderr, stderr=sys.stderr, check=False)
+                else:
+                    with open(log) as handle:
+                        sys.stderr.write(handle.read()[-4000:])
+                raise SystemExit('cold_start_bench: tritonserver not ready after %.0f s or gone (log %s)' % (time.monotonic() - begin, log))
             time.sleep(POLL)
         seconds = time.monotonic() - begin
     finally:
-        stop(proc, directory)
+        if binary == 'docker':
+            proc.wait()
+            subprocess.run(['docker', 'rm', '--force', CONTAINER], stdout=subprocess.DEVNULL, check=True)
+        else:
+            stop(proc, directory)
     with open(report) as handle:
         return seconds, json.load(handle)
+
+
+def server_gone(proc, binary, polls):
+    """Whether the server exited: its process, or its container once `docker run` has returned (checked every
+    40 polls, 2 s: docker inspect is not free in a guest, and under load creating the container alone took 20 s)."""
+    if proc.poll() is None:
+        return False
+    if binary != 'docker' or proc.returncode != 0:
+        return True
+    if polls % 40:
+        return False
+    state = subprocess.run(['docker', 'inspect', '--format', '{{.State.Running}}', CONTAINER],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True, check=False)
+    return state.stdout.strip() != 'true'
 
 
 def run_role(opts, repository):
@@ -301,8 +336,12 @@ def main():
     parser.add_argument('--with-ansible', action='store_true', help='also the role condition: the preload through the warmup role')
     parser.add_argument('--progress-interval', type=int, default=5, help='warmup_progress_interval for the role condition '
                         '(the role default 5: seconds between two polls of the preload job)')
+    parser.add_argument('--docker', metavar='IMAGE', help='start this Triton image with the Docker engine instead of '
+                        "the venv's tritonserver")
     parser.add_argument('--json', help='write all samples to this file')
     opts = parser.parse_args()
+    if opts.docker and opts.with_ansible:
+        parser.error('--with-ansible runs the venv\'s ansible-playbook on this host; not with --docker')
 
     if os.geteuid() != 0:
         sys.exit('cold_start_bench: needs root (drop_caches, mincore of the weights)')
@@ -314,9 +353,14 @@ def main():
     weights_size = pc.parse_size(opts.weights_size, 'weights-size')
     repository = make_repository(opts.dir, weights_size)
     weights = os.path.join(repository, MODEL, '1', 'weights.bin')
-    triton = triton_layout(opts.venv, opts.dir)
-    print('repository: %s, weights %s (%d bytes) on %s; gap before the start %.1f s' % (
-        repository, pc.human_bytes(weights_size), weights_size, fstype, opts.gap))
+    if opts.docker:
+        subprocess.run(['docker', 'rm', '--force', CONTAINER], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        triton = ('docker', opts.docker, None, opts.dir)
+    else:
+        triton = triton_layout(opts.venv, opts.dir)
+    print('repository: %s, weights %s (%d bytes) on %s; gap before the start %.1f s; server: %s' % (
+        repository, pc.human_bytes(weights_size), weights_size, fstype, opts.gap,
+        'docker run ' + opts.docker if opts.docker else "the venv's tritonserver"))
     print('machine: %d CPUs, MemAvailable %s, kernel %s, load average %.2f %.2f %.2f' % (
         (os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release) + os.getloadavg()))
 
