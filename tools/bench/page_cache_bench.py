@@ -138,8 +138,8 @@ def resident_fraction(paths):
 FADVISE = {'auto': 'auto', 'on': True, 'off': False}
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', retries=0):
-    """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm)."""
+def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', retries=0, span=None):
+    """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm); span 'chunk' is one open per chunk."""
     begin = time.monotonic()
     files = pc.collect_files([directory])
     res = pc.Residency()
@@ -148,7 +148,8 @@ def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto'
     pc.memory_guard(need, pc.parse_size(pc.DEFAULT_RESERVE, 'reserve'), pc.read_meminfo())
     if workers is None:
         workers, _rule = pc.default_workers([f['dev'] for f in files])
-    pc.make_resident(files, chunks, workers, chunk_size, residency=res, retries=retries, fadvise=fadvise, reader=reader)
+    pc.make_resident(files, chunks, workers, chunk_size, residency=res, retries=retries, fadvise=fadvise, reader=reader,
+                     span=chunk_size if span == 'chunk' else span)
     seconds = time.monotonic() - begin
     return seconds, need
 
@@ -303,6 +304,9 @@ def main():
     parser.add_argument('--fadvise', default='auto', help='page_cache posix_fadvise(WILLNEED): auto (the module: only when '
                         'the device readahead window is smaller than a chunk), on, off; comma list with --sweep')
     parser.add_argument('--reader', default='auto', help='page_cache reader: auto (sendfile), sendfile, pread; comma list with --sweep')
+    parser.add_argument('--span', default='auto', help='page_cache span (bytes one worker reads through one open '
+                        'file): auto (the module: file size / workers), chunk (one chunk per open, as before '
+                        'spans), or a size; comma list with --sweep')
     parser.add_argument('--fio-splits', default='1,2,4', help='ranges per big file for fio layouts tried')
     parser.add_argument('--fio-bs', default='1M', help='fio block sizes tried (comma list); the ceiling is the best '
                         'bs=1M layout, others are printed for reference')
@@ -336,13 +340,16 @@ def main():
         (os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release) + os.getloadavg()))
 
     methods = []
-    grid = [(r, f, w, c) for r in opts.reader.split(',') for f in opts.fadvise.split(',') for w in worker_list
-            for c in chunk_list]
-    for reader, fadvise, workers, chunk in grid:
-        label = 'page_cache w=%s chunk=%s%s%s' % (
+    grid = [(r, f, w, c, sp) for r in opts.reader.split(',') for f in opts.fadvise.split(',') for w in worker_list
+            for c in chunk_list for sp in opts.span.split(',')]
+    for reader, fadvise, workers, chunk, span in grid:
+        label = 'page_cache w=%s chunk=%s%s%s%s' % (
             workers or default_w, short(chunk), '' if reader == 'auto' else ' ' + reader,
-            '' if fadvise == 'auto' else ' fadvise=' + fadvise)
-        methods.append((label, 'page_cache', (workers, chunk, FADVISE[fadvise], reader)))
+            '' if fadvise == 'auto' else ' fadvise=' + fadvise,
+            '' if span == 'auto' else ' span=' + (span if span == 'chunk' else short(pc.parse_size(span, 'span'))))
+        span = span if span in ('auto', 'chunk') else pc.parse_size(span, 'span')
+        methods.append((label, 'page_cache', (workers, chunk, FADVISE[fadvise], reader,
+                                              None if span == 'auto' else span)))
     if not opts.sweep:
         methods.append(('vmtouch -t', 'vmtouch', None))
         for bs in [pc.parse_size(b, 'fio-bs') for b in opts.fio_bs.split(',') if b]:
