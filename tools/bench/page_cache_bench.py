@@ -138,7 +138,7 @@ def resident_fraction(paths):
 FADVISE = {'auto': 'auto', 'on': True, 'off': False}
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', retries=0, span=None):
+def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', span=None, retries=0):
     """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm); span 'chunk' is one open per chunk."""
     begin = time.monotonic()
     files = pc.collect_files([directory])
