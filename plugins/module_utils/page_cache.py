@@ -10,11 +10,12 @@ Standard library only, so tools/bench/page_cache_bench.py can load this file dir
   cannot be mapped. Both need root, or ownership of / write access to the file, to see other
   processes' cache (kernel restriction since 5.0); the module is meant to run with become.
 - Warming splits every file into ``chunk_size`` pieces that are skipped when already fully
-  resident; a pool of threads reads the pieces from one queue (sendfile(2) to /dev/null, so
-  no copy to user space, or os.preadv into a per-thread reused buffer; posix_fadvise WILLNEED
-  first where the device readahead window is smaller than a piece), so one large file is read
-  by all workers at once and the device sees ``workers`` streams in flight instead of one
-  readahead window.
+  resident; adjacent pieces are grouped into spans of up to size / workers, and a pool of
+  threads takes the spans from one queue, reading each through one open file (sendfile(2) to
+  /dev/null, so no copy to user space, or os.preadv into a per-thread reused buffer;
+  posix_fadvise WILLNEED first where the device readahead window is smaller than a piece), so
+  one large file is read by all workers at once, each a sequential stream whose readahead
+  keeps growing, and the device sees ``workers`` streams in flight instead of one.
 - Eviction is posix_fadvise(DONTNEED) per file (no fsync: dirty or mapped pages stay).
 """
 
@@ -607,10 +608,37 @@ def _read_pread(fd, offset, length, _sink, buf):
     return got
 
 
-def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', reader='auto', count_files=True):
+def spans(files, chunks, workers, chunk_size, span=None):
+    """Group chunks into the runs one worker reads through one open file: [(index, [(offset, length), ...])].
+
+    Adjacent chunks of a file form a run; a run is cut after at most ``span`` bytes (at least
+    one chunk). ``span`` None: the file's size / ``workers`` rounded up to whole chunks, so a
+    large file is read by all workers at once, each in one sequential stream. Keeping the file
+    open over a run keeps its readahead state, so the kernel's readahead window ramps up once
+    per span instead of once per chunk (docs/benchmarks.md). Largest span first, so the last
+    spans to start are the small ones.
+    """
+    out = []
+    last = None
+    for index, offset, length in chunks:
+        limit = span or -(-files[index]['size'] // (max(1, workers) * chunk_size)) * chunk_size
+        if last is not None and last[0] == index and last[2] == offset and last[3] + length <= limit:
+            last[1].append((offset, length))
+            last[2] = offset + length
+            last[3] += length
+            continue
+        last = [index, [(offset, length)], offset + length, length]
+        out.append(last)
+    out.sort(key=lambda run: -run[3])
+    return [(index, pieces) for index, pieces, _end, _total in out]
+
+
+def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', reader='auto', count_files=True,
+         span=None):
     """Read ``chunks`` (from plan()) with ``workers`` threads; returns wall seconds.
 
-    Every worker takes the next chunk from a shared queue and reads it. ``reader``:
+    The chunks are grouped by spans() (``span`` passed on); every worker takes the next span
+    from a shared queue and reads its chunks in order through one open file. ``reader``:
     ``sendfile`` sends the chunk to /dev/null, so the kernel fills the page cache without
     copying the data to user space; ``pread`` uses os.preadv into a per-worker buffer of
     min(chunk_size, PREAD_BUFFER) bytes; ``auto`` is sendfile, switching a worker to pread when sendfile is
@@ -632,7 +660,7 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
         info['_start'] = None
         info['_end'] = None
         info['_left'] = info.get('chunks', 0)
-    queue = deque(chunks)
+    queue = deque(spans(files, chunks, workers, chunk_size, span))
     lock = progress.lock
     errors = []
     stop = threading.Event()
@@ -656,46 +684,52 @@ def warm(files, chunks, workers, chunk_size, progress=None, fadvise='auto', read
         buf = None if use_sendfile else memoryview(bytearray(bufsize))
         while not stop.is_set():
             try:
-                index, offset, length = queue.popleft()
+                index, pieces = queue.popleft()
             except IndexError:
                 return
             info = files[index]
-            begin = time.monotonic()
+            step = steps.get(info.get('dev', 0))
+            offset = pieces[0][0]
             try:
                 fd = _open_ro(info['path'])
                 try:
-                    step = steps.get(info.get('dev', 0))
-                    if step:
-                        for start in range(offset, offset + length, step):
-                            advise(fd, start, min(step, offset + length - start), willneed)
-                    try:
-                        got = read(fd, offset, length, sink, buf)
-                    except OSError as exc:
-                        if read is not _read_sendfile or reader != 'auto' or exc.errno not in _SENDFILE_UNSUPPORTED:
-                            raise
-                        read, buf = _read_pread, memoryview(bytearray(bufsize))
-                        got = read(fd, offset, length, sink, buf)
+                    for offset, length in pieces:
+                        if stop.is_set():
+                            return
+                        begin = time.monotonic()
+                        if step:
+                            for start in range(offset, offset + length, step):
+                                advise(fd, start, min(step, offset + length - start), willneed)
+                        try:
+                            got = read(fd, offset, length, sink, buf)
+                        except OSError as exc:
+                            if read is not _read_sendfile or reader != 'auto' or exc.errno not in _SENDFILE_UNSUPPORTED:
+                                raise
+                            read, buf = _read_pread, memoryview(bytearray(bufsize))
+                            got = read(fd, offset, length, sink, buf)
+                        done(info, got, begin, time.monotonic())
                 finally:
                     os.close(fd)
             except OSError as exc:
                 errors.append('%s (offset %d): %s' % (info['path'], offset, exc.strerror or exc))
                 stop.set()
                 return
-            end = time.monotonic()
-            with lock:
-                progress.bytes_done += got
-                info['bytes_read'] += got
-                if info['_start'] is None or begin < info['_start']:
-                    info['_start'] = begin
-                if info['_end'] is None or end > info['_end']:
-                    info['_end'] = end
-                info['_left'] -= 1
-                if info['_left'] == 0 and count_files:
-                    progress.files_done += 1
+
+    def done(info, got, begin, end):
+        with lock:
+            progress.bytes_done += got
+            info['bytes_read'] += got
+            if info['_start'] is None or begin < info['_start']:
+                info['_start'] = begin
+            if info['_end'] is None or end > info['_end']:
+                info['_end'] = end
+            info['_left'] -= 1
+            if info['_left'] == 0 and count_files:
+                progress.files_done += 1
 
     progress.set_state('reading')
     begin = time.monotonic()
-    count = max(1, min(workers, len(chunks)))
+    count = max(1, min(workers, len(queue)))
     threads = [threading.Thread(target=worker, name='page-cache-%d' % i) for i in range(count)]
     try:
         for thread in threads:

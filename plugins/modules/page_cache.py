@@ -19,9 +19,11 @@ description:
   - Residency is measured per page with C(mmap) + C(mincore) (falling back to C(cachestat), Linux 5.0+
     rules apply, see notes) before and after, and reported per file and in total.
   - With O(state=resident) every file is cut into O(chunk_size) pieces; pieces whose pages are all
-    resident are skipped; the rest are read by O(workers) threads from one shared queue, so a large file
-    is read by all workers at once and the storage sees many large requests in flight. Each worker
-    reads its piece with C(sendfile) into C(/dev/null) (the kernel fills the page cache without copying
+    resident are skipped; adjacent pieces of a file are grouped into spans of up to the file's size divided by
+    O(workers), and O(workers) threads take the spans from one shared queue (largest first), each reading its
+    span in order through one open file - so a large file is read by all workers at once, each a sequential
+    stream whose kernel readahead keeps growing, and the storage sees many large requests in flight. Each
+    worker reads its pieces with C(sendfile) into C(/dev/null) (the kernel fills the page cache without copying
     the data to user space), or with C(preadv) into a reused per-worker buffer where C(sendfile) is not
     supported. When the device's readahead window (the larger of C(read_ahead_kb) and C(max_sectors_kb))
     is smaller than a piece, the worker first queues the whole piece with C(posix_fadvise) and

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Benchmark: page_cache warm path vs vmtouch -t vs the fio direct-read ceiling.
+"""Benchmark: page_cache warm path vs vmtouch -t, fio direct reads and parallel buffered readers.
 
 Not a test. Creates a model-like data set (a few multi-GiB shards plus small tokenizer /
 config files, >= 4 GiB by default) under --dir, then in one run, on the same files, and
@@ -14,12 +14,18 @@ with the page cache of those files dropped before every measurement, times:
               files (one job per file range; big files are split into --fio-splits ranges;
               the best layout is the ceiling; --fio-bs 1M,4M adds other block sizes for
               reference)
+  readers     parallel buffered readers, the buffered ceiling: N concurrent `dd bs=.. iflag=skip_bytes,
+              count_bytes of=/dev/null` over ranges of the files (each file >= 256 MiB in
+              --readers-splits ranges, smaller files whole), largest range first, a new dd started
+              whenever one ends; N and bs per --readers spec (w = the module's worker count for
+              these files, by its own rule); the best spec is the ceiling page_cache is held to
   ansible     (only with --with-ansible) the module run by `ansible localhost -m`, including
               Ansible's own start-up
 
 Methods are run in rotating order for --repeat rounds; medians are reported.
 Usage: tools/bench/page_cache_bench.py [--dir /var/tmp/inferops-bench] [--repeat 3]
        tools/bench/page_cache_bench.py --sweep --workers 2,4,8 --chunk-size 2M,8M,32M
+(--sweep: page_cache over the grid plus the readers, no vmtouch/fio.)
 Needs root (drop_caches, mincore of any file), fio and vmtouch.
 """
 
@@ -34,7 +40,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import deque
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'page_cache.py')
@@ -130,8 +138,8 @@ def resident_fraction(paths):
 FADVISE = {'auto': 'auto', 'on': True, 'off': False}
 
 
-def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', retries=0):
-    """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm)."""
+def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto', span=None, retries=0):
+    """The module's path; retries=2 is the module's (re-reads pages reclaimed during the warm); span 'chunk' is one open per chunk."""
     begin = time.monotonic()
     files = pc.collect_files([directory])
     res = pc.Residency()
@@ -140,7 +148,8 @@ def run_page_cache(directory, workers, chunk_size, fadvise='auto', reader='auto'
     pc.memory_guard(need, pc.parse_size(pc.DEFAULT_RESERVE, 'reserve'), pc.read_meminfo())
     if workers is None:
         workers, _rule = pc.default_workers([f['dev'] for f in files])
-    pc.make_resident(files, chunks, workers, chunk_size, residency=res, retries=retries, fadvise=fadvise, reader=reader)
+    pc.make_resident(files, chunks, workers, chunk_size, residency=res, retries=retries, fadvise=fadvise, reader=reader,
+                     span=chunk_size if span == 'chunk' else span)
     seconds = time.monotonic() - begin
     return seconds, need
 
@@ -194,6 +203,72 @@ def run_fio(paths, splits, bs=MIB):
     return runtime, read['io_bytes'], wall, jobs
 
 
+def reader_ranges(paths, splits):
+    """(path, offset, length) ranges for the readers, largest first.
+
+    Files >= 256 MiB are cut into ``splits`` ranges (MiB-aligned), smaller ones are read
+    whole: the layout fio's splits use. Largest first, so the last readers to finish hold
+    small ranges and the tail, when fewer than N readers run, is short.
+    """
+    ranges = []
+    for path in paths:
+        size = os.path.getsize(path)
+        if not size:
+            continue
+        parts = splits if size >= 256 * MIB else 1
+        step = -(-size // parts)
+        step += (-step) % MIB
+        for offset in range(0, size, step):
+            ranges.append((path, offset, min(step, size - offset)))
+    ranges.sort(key=lambda r: -r[2])
+    return ranges
+
+
+def run_readers(paths, procs, splits, bs):
+    """N concurrent `dd` over reader_ranges(); returns wall seconds from the first start to the last end."""
+    todo = deque(reader_ranges(paths, splits))
+    errors = []
+
+    def reader():
+        while not errors:
+            try:
+                path, offset, length = todo.popleft()
+            except IndexError:
+                return
+            proc = subprocess.run(['dd', 'if=%s' % path, 'of=/dev/null', 'bs=%d' % bs, 'skip=%d' % offset,
+                                   'count=%d' % length, 'iflag=skip_bytes,count_bytes', 'status=none'],
+                                  stderr=subprocess.PIPE, universal_newlines=True, check=False)
+            if proc.returncode:
+                errors.append('dd %s @%d: %s' % (path, offset, proc.stderr.strip()))
+
+    threads = [threading.Thread(target=reader) for _i in range(procs)]
+    begin = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.monotonic() - begin
+    if errors:
+        raise RuntimeError(errors[0])
+    return seconds
+
+
+def parse_readers(spec, default_w):
+    """'w:16M,2w:16M,4:4M' -> [(procs, bs)]; N is a number or a multiple of the module's worker count."""
+    out = []
+    for item in spec.split(','):
+        if not item:
+            continue
+        count, _sep, size = item.partition(':')
+        count = count.strip()
+        if count.endswith('w'):
+            procs = int(count[:-1] or 1) * default_w
+        else:
+            procs = int(count)
+        out.append((procs, pc.parse_size(size or '16M', 'readers')))
+    return out
+
+
 def run_ansible(directory, workers, chunk_size):
     args = 'paths=%s state=resident chunk_size=%d' % (directory, chunk_size)
     if workers:
@@ -205,6 +280,11 @@ def run_ansible(directory, workers, chunk_size):
                     '-a', args, '-e', 'ansible_python_interpreter=%s' % sys.executable],
                    check=True, cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
     return time.monotonic() - begin
+
+
+def short(num):
+    """8 MiB -> '8MiB' for labels."""
+    return pc.human_bytes(num).replace('.00 ', '')
 
 
 def gbps(num, seconds):
@@ -224,13 +304,21 @@ def main():
     parser.add_argument('--fadvise', default='auto', help='page_cache posix_fadvise(WILLNEED): auto (the module: only when '
                         'the device readahead window is smaller than a chunk), on, off; comma list with --sweep')
     parser.add_argument('--reader', default='auto', help='page_cache reader: auto (sendfile), sendfile, pread; comma list with --sweep')
+    parser.add_argument('--span', default='auto', help='page_cache span (bytes one worker reads through one open '
+                        'file): auto (the module: file size / workers), chunk (one chunk per open, as before '
+                        'spans), or a size; comma list with --sweep')
     parser.add_argument('--fio-splits', default='1,2,4', help='ranges per big file for fio layouts tried')
     parser.add_argument('--fio-bs', default='1M', help='fio block sizes tried (comma list); the ceiling is the best '
                         'bs=1M layout, others are printed for reference')
+    parser.add_argument('--readers', default='w:16M,2w:16M,w:4M',
+                        help='parallel buffered readers N:bs, comma list (N a number or Xw = X times the module\'s '
+                        'worker count); the best is the ceiling; empty to skip')
+    parser.add_argument('--readers-splits', type=int, default=4, help='ranges per file >= 256 MiB for the readers')
     parser.add_argument('--drop', choices=('global', 'files'), default='global',
                         help='global: sync + echo 3 > drop_caches (and DONTNEED); files: DONTNEED on the data set only')
     parser.add_argument('--with-ansible', action='store_true', help='also time the module through `ansible -m`')
-    parser.add_argument('--sweep', action='store_true', help='only page_cache, over the workers x chunk-size grid')
+    parser.add_argument('--sweep', action='store_true', help='only page_cache over the workers x chunk-size grid, '
+                        'and the readers')
     parser.add_argument('--json', help='write all samples to this file')
     parser.add_argument('--cleanup', action='store_true', help='remove --dir at the end')
     opts = parser.parse_args()
@@ -252,24 +340,29 @@ def main():
         (os.cpu_count(), pc.human_bytes(pc.read_meminfo()['MemAvailable']), os.uname().release) + os.getloadavg()))
 
     methods = []
-    for reader in opts.reader.split(','):
-        for fadvise in opts.fadvise.split(','):
-            for workers in worker_list:
-                for chunk in chunk_list:
-                    label = 'page_cache w=%s chunk=%s%s%s' % (
-                        workers or default_w, pc.human_bytes(chunk).replace('.00 ', ''),
-                        '' if reader == 'auto' else ' ' + reader, '' if fadvise == 'auto' else ' fadvise=' + fadvise)
-                    methods.append((label, 'page_cache', (workers, chunk, FADVISE[fadvise], reader)))
+    grid = [(r, f, w, c, sp) for r in opts.reader.split(',') for f in opts.fadvise.split(',') for w in worker_list
+            for c in chunk_list for sp in opts.span.split(',')]
+    for reader, fadvise, workers, chunk, span in grid:
+        label = 'page_cache w=%s chunk=%s%s%s%s' % (
+            workers or default_w, short(chunk), '' if reader == 'auto' else ' ' + reader,
+            '' if fadvise == 'auto' else ' fadvise=' + fadvise,
+            '' if span == 'auto' else ' span=' + (span if span == 'chunk' else short(pc.parse_size(span, 'span'))))
+        span = span if span in ('auto', 'chunk') else pc.parse_size(span, 'span')
+        methods.append((label, 'page_cache', (workers, chunk, FADVISE[fadvise], reader,
+                                              None if span == 'auto' else span)))
     if not opts.sweep:
         methods.append(('vmtouch -t', 'vmtouch', None))
         for bs in [pc.parse_size(b, 'fio-bs') for b in opts.fio_bs.split(',') if b]:
             for splits in [int(s) for s in opts.fio_splits.split(',') if s]:
                 label = 'fio direct splits=%d' % splits
                 if bs != MIB:
-                    label = 'fio direct bs=%s splits=%d' % (pc.human_bytes(bs).replace('.00 ', ''), splits)
+                    label = 'fio direct bs=%s splits=%d' % (short(bs), splits)
                 methods.append((label, 'fio', (splits, bs)))
         if opts.with_ansible:
             methods.append(('ansible -m page_cache', 'ansible', (worker_list[0], chunk_list[0])))
+    for procs, bs in parse_readers(opts.readers, default_w):
+        methods.append(('readers dd N=%d bs=%s' % (procs, short(bs)), 'readers',
+                        (procs, opts.readers_splits, bs)))
     width = max(len(m[0]) for m in methods) + 1
 
     samples = {label: [] for label, _k, _a in methods}
@@ -286,15 +379,19 @@ def main():
                 num = total
             elif kind == 'fio':
                 seconds, num, _wall, _jobs = run_fio(paths, *arg)
+            elif kind == 'readers':
+                seconds = run_readers(paths, *arg)
+                num = total
             else:
                 seconds = run_ansible(opts.dir, arg[0], arg[1])
                 num = total
             warm = resident_fraction(paths) if kind != 'fio' else None
+            load = os.getloadavg()[0]
             samples[label].append({'seconds': seconds, 'bytes': num, 'gbps': gbps(num, seconds),
-                                   'resident_before': cold, 'resident_after': warm})
-            print('  round %d  %-*s %7.2f s  %6.2f GB/s  resident %5.1f%% -> %s' % (
+                                   'resident_before': cold, 'resident_after': warm, 'load1': load})
+            print('  round %d  %-*s %7.2f s  %6.2f GB/s  resident %5.1f%% -> %-6s load %.2f' % (
                 rnd + 1, width, label, seconds, gbps(num, seconds), cold * 100,
-                '-' if warm is None else '%.1f%%' % (warm * 100)), flush=True)
+                '-' if warm is None else '%.1f%%' % (warm * 100), load), flush=True)
 
     print('\nmedians over %d round(s) (load average now %.2f %.2f %.2f):' % ((opts.repeat,) + os.getloadavg()))
     med = {}
@@ -316,10 +413,18 @@ def main():
         if fio_any > fio:
             print('  (fastest fio of any block size: %.2f GB/s; page_cache default reaches %.0f%% of it)'
                   % (fio_any, 100 * med[methods[0][0]] / fio_any))
+    readers = {k: v for k, v in med.items() if k.startswith('readers ')}
+    if readers:
+        top = max(readers, key=readers.get)
+        print('\nagainst the best parallel buffered readers (%s, %.2f GB/s median):' % (top, readers[top]))
+        for label, kind, _arg in methods:
+            if kind in ('page_cache', 'ansible'):
+                print('  %-*s page_cache/readers = %.0f%% (target >= 100%%)'
+                      % (width, label, 100 * med[label] / readers[top]))
     if opts.json:
         with open(opts.json, 'w') as handle:
             json.dump({'total_bytes': total, 'samples': samples, 'default_workers': default_w,
-                       'rule': rule}, handle, indent=1)
+                       'rule': rule, 'load_end': os.getloadavg()}, handle, indent=1)
     if opts.cleanup:
         shutil.rmtree(opts.dir)
 

@@ -305,6 +305,42 @@ def test_warm_makes_file_resident(cold_file, reader, fadvise):
     assert warmed(cold_file) == size
 
 
+def test_spans_rule():
+    files = [{'size': 10 * MIB}, {'size': 3 * MIB}]
+    chunks = [(0, off, MIB) for off in range(0, 10 * MIB, MIB) if off != 6 * MIB] + [(1, 0, MIB), (1, MIB, MIB),
+                                                                                     (1, 2 * MIB, MIB)]
+    # 2 workers: a file's runs are cut every size / 2 rounded up to chunks (5 MiB; 2 MiB for 3 MiB); the
+    # hole at 6 MiB (a resident chunk) ends a run; runs never cross files; largest first, stable otherwise
+    assert pc.spans(files, chunks, 2, MIB) == [
+        (0, [(0, MIB), (MIB, MIB), (2 * MIB, MIB), (3 * MIB, MIB), (4 * MIB, MIB)]),
+        (0, [(7 * MIB, MIB), (8 * MIB, MIB), (9 * MIB, MIB)]),
+        (1, [(0, MIB), (MIB, MIB)]),
+        (0, [(5 * MIB, MIB)]),
+        (1, [(2 * MIB, MIB)]),
+    ]
+    # an explicit span; a span below a chunk still takes one chunk
+    assert [len(p) for _i, p in pc.spans(files, chunks, 2, MIB, span=2 * MIB)] == [2, 2, 2, 2, 2, 1, 1]
+    assert len(pc.spans(files, chunks, 2, MIB, span=1)) == len(chunks)
+    assert pc.spans(files, [], 4, MIB) == []
+
+
+def test_warm_reads_a_span_through_one_open_file(cold_file, monkeypatch):
+    opened = []
+    real = pc._open_ro
+
+    def spy(path):
+        opened.append(path)
+        return real(path)
+
+    files, chunks = pc.plan(pc.collect_files([cold_file]), 512 * 1024)
+    monkeypatch.setattr(pc, '_open_ro', spy)
+    pc.warm(files, chunks, 3, 512 * 1024)  # 13 chunks, spans of 6.02 MiB / 3 rounded up to 5 chunks
+    size = os.path.getsize(cold_file)
+    assert len(chunks) == 13 and opened == [cold_file] * 3
+    assert files[0]['bytes_read'] == size
+    assert warmed(cold_file) == size
+
+
 def test_pread_reads_big_chunks_through_a_smaller_buffer(cold_file, monkeypatch):
     monkeypatch.setattr(pc, 'PREAD_BUFFER', 256 * 1024)
     sizes = []
