@@ -221,6 +221,7 @@ def stop(proc, directory):
 
 def start_to_ready(triton, repository, log, timeout, port):
     """Seconds from starting tritonserver to the model's ready endpoint answering 200, and the model's load report."""
+    # (tritonserver, backend directory, environment, --dir), or with --docker ('docker', image, None, --dir).
     binary, backends, env, directory = triton
     report = log + '.load.json'
     if os.path.exists(report):
@@ -231,7 +232,7 @@ def start_to_ready(triton, repository, log, timeout, port):
         argv = ['docker', 'run', '--detach', '--name', CONTAINER, '--network', 'host', '--shm-size', '256m',
                 '--volume', repository + ':/models:ro', '--volume', os.path.dirname(report) + ':/report',
                 '--env', 'INFEROPS_COLD_START_REPORT=/report/' + os.path.basename(report),
-                backends, 'tritonserver', '--model-repository=/models'] + server_args
+                backends, 'tritonserver', '--model-repository=/models'] + server_args  # backends: the image
     else:
         env = dict(env, INFEROPS_COLD_START_REPORT=report)
         argv = [binary, '--model-repository=' + repository, '--backend-directory=' + backends] + server_args
