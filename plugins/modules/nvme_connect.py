@@ -570,7 +570,7 @@ def validate(module):
                 'DH-HMAC-CHAP was asked for (%s) but the running kernel (%s) is built without CONFIG_NVME_AUTH: '
                 'the secret would be ignored and the connection made without authentication' % (
                     ', '.join('connections[%d]' % c['index'] for c in conns if c['dhchap_secret']),
-                    (sysfs.read_attr('/proc/sys/kernel/osrelease') or '?').strip()))
+                    sysfs.kernel_release() or '?'))
     return conns, portals
 
 
