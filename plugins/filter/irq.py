@@ -9,16 +9,10 @@ The documentation of each filter lives next to this file in ``<filter name>.yml`
 
 from __future__ import annotations
 
-import re
-
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.module_utils import irq
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
-
-# irqbalance options the role passes through IRQBALANCE_ARGS: plain --name or --name=value, nothing a
-# shell would expand in the unit's environment file.
-_ARG_RE = re.compile(r'^--?[a-z][a-z-]*(=[^\s"\'$`\\]*)?$')
 
 
 def _host(irq_info):
@@ -56,13 +50,7 @@ def irqbalance_errors(banned_cpus, args=None, irq_info=None, prefix='irqbalance'
     """Problems of irqbalance's banned CPUs (online, one left) and extra arguments."""
     online, dummy = _host(irq_info)
     errors = irq.banned_cpus_errors(banned_cpus, online, name='%s_banned_cpus' % prefix)
-    shown = irq._shown(args)  # pylint: disable=protected-access
-    if args is not None:
-        if not isinstance(args, list) or not all(isinstance(a, str) and _ARG_RE.match(a) for a in args):
-            errors.append('%s_irqbalance_args = %s: must be a list of options like --powerthresh=off' % (prefix, shown))
-        elif any(re.match(r'^--?(policyscript|l)\b', a) for a in args):
-            errors.append('%s_irqbalance_args = %s: --policyscript is set by the role' % (prefix, shown))
-    return errors
+    return errors + irq.irqbalance_args_errors(args, name='%s_irqbalance_args' % prefix)
 
 
 def irq_pins_verify(pinned, irq_info):
@@ -74,20 +62,12 @@ def irq_pins_verify(pinned, irq_info):
     for entry in pinned or []:
         current = now.get(entry['irq'], {})
         actual = current.get('smp_affinity_list')
-        try:
-            same = actual is not None and parse_cpulist(actual) == parse_cpulist(entry['target'])
-        except CpuListError:
-            same = False
-        if not same:
+        effective = current.get('effective_affinity_list')
+        state = irq.pin_state(actual, effective, entry['target'])
+        if state == 'wrong':
             wrong.append('IRQ %s (%s): smp_affinity_list is %s, rule %s wants %s' % (
                 entry['irq'], entry['name'], actual or 'unreadable', entry['rule'], entry['target']))
-            continue
-        effective = current.get('effective_affinity_list')
-        try:
-            lagging = effective and not set(parse_cpulist(effective)) <= set(parse_cpulist(entry['target']))
-        except CpuListError:
-            lagging = False
-        if lagging:
+        elif state == 'pending':
             pending.append('%s (%s) still on CPU %s' % (entry['irq'], entry['name'], effective))
     return {'wrong': wrong, 'pending': pending}
 

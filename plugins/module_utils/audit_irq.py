@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from ansible_collections.inferops.node.plugins.module_utils import irq
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
 
@@ -47,12 +48,14 @@ def pins(check, reads, expected):
             results.append(check.skip('all %d matched IRQs are kernel-managed (left to the kernel): %s'
                                       % (len(managed), ', '.join(managed)), subject=subject))
             continue
+        # irq.pin_state: the comparison the role's own verify (irq_pins_verify) makes
+        states = dict((e['irq'], irq.pin_state(e['before'], e['effective'], e['target'])) for e in movable)
         wrong = ['IRQ %s (%s): smp_affinity_list %s, the rule wants %s' % (
-            e['irq'], e['name'], e['before'] or 'unreadable', e['target']) for e in movable if e['status'] in ('changed', 'failed')]
+            e['irq'], e['name'], e['before'] or 'unreadable', e['target']) for e in movable if states[e['irq']] == 'wrong']
         notes = []
         if managed:
             notes.append('kernel-managed, left to the kernel: %s' % ', '.join(managed))
-        pending = ['%s (%s) still on CPU %s' % (e['irq'], e['name'], e['effective']) for e in movable if e.get('pending')]
+        pending = ['%s (%s) still on CPU %s' % (e['irq'], e['name'], e['effective']) for e in movable if states[e['irq']] == 'pending']
         if pending:
             notes.append('move pending until the next interrupt: %s' % ', '.join(pending))
         if wrong:

@@ -86,7 +86,7 @@ def _cpuidle_states():
 
 
 def host_info():
-    release = sysfs.read_attr('/proc/sys/kernel/osrelease')
+    release = sysfs.kernel_release()
     os_text = sysfs.read_attr('/etc/os-release')
     if os_text is None:
         os_text = sysfs.read_attr('/usr/lib/os-release')

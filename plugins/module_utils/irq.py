@@ -51,6 +51,7 @@ __all__ = [
     'save_record', 'predict_managed', 'format_cpulist', 'parse_cpulist', 'CpuListError',
     'rule_errors', 'banned_cpus_errors', 'irq_name', 'pci_irq_devices', 'managed_status', 'irq_table',
     'parse_irqbalance_env', 'normalize_rule', 'RULE_KEYS', 'resolve_rules', 'device_report',
+    'irqbalance_args_errors', 'pin_state',
 ]
 
 POLICIES = ('cpus', 'spread', 'local')
@@ -58,6 +59,9 @@ POLICIES = ('cpus', 'spread', 'local')
 SELECTORS = ('selector',) + irq_devices.KINDS
 RULE_KEYS = SELECTORS + ('policy', 'cpus')
 ONLINE = '/sys/devices/system/cpu/online'
+# irqbalance options the irq_affinity role passes through IRQBALANCE_ARGS: plain --name or --name=value,
+# nothing a shell would expand in the unit's environment file.
+_IRQBALANCE_ARG_RE = re.compile(r'^--?[a-z][a-z-]*(=[^\s"\'$`\\]*)?$')
 AFFINITY = '/proc/irq/%d/smp_affinity_list'
 EFFECTIVE = '/proc/irq/%d/effective_affinity_list'
 BOOT_ID = '/proc/sys/kernel/random/boot_id'
@@ -335,6 +339,36 @@ def banned_cpus_errors(value, online=None, name='banned CPUs'):
     if online is not None and set(online) <= set(cpus):
         return ['%s = %s: bans every online CPU; irqbalance needs at least one' % (name, _shown(value))]
     return []
+
+
+def irqbalance_args_errors(args, name='irqbalance_args'):
+    """Problems of extra irqbalance arguments (``None``: none given): a list of options like
+    ``--powerthresh=off``, nothing a shell would expand, and no ``--policyscript`` (the role sets it)."""
+    if args is None:
+        return []
+    if not isinstance(args, list) or not all(isinstance(a, str) and _IRQBALANCE_ARG_RE.match(a) for a in args):
+        return ['%s = %s: must be a list of options like --powerthresh=off' % (name, _shown(args))]
+    if any(re.match(r'^--?(policyscript|l)\b', a) for a in args):
+        return ['%s = %s: --policyscript is set by the role' % (name, _shown(args))]
+    return []
+
+
+def pin_state(actual, effective, target):
+    """Whether a pinned IRQ is where its rule wants it: ``wrong`` when its ``smp_affinity_list``
+    (``actual``; None when unreadable) is not the ``target`` cpulist, ``pending`` when it is but its
+    ``effective_affinity_list`` (``effective``) still names other CPUs (the kernel moves it at its next
+    interrupt), else ``right``."""
+    try:
+        same = actual is not None and parse_cpulist(actual) == parse_cpulist(target)
+    except CpuListError:
+        same = False
+    if not same:
+        return 'wrong'
+    try:
+        lagging = bool(effective) and not set(parse_cpulist(effective)) <= set(parse_cpulist(target))
+    except CpuListError:
+        lagging = False
+    return 'pending' if lagging else 'right'
 
 
 def compile_rules(rules, online=None, prefix='rules'):

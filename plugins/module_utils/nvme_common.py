@@ -316,10 +316,10 @@ def kernel_config(option):
 
     Reads ``/boot/config-<release>`` (Debian, Ubuntu) or ``/proc/config.gz``.
     """
-    release = sysfs.read_attr('/proc/sys/kernel/osrelease')
+    release = sysfs.kernel_release()
     text = None
     if release:
-        text = sysfs.read_attr('/boot/config-%s' % release.strip())
+        text = sysfs.read_attr('/boot/config-%s' % release)
     if text is None:
         try:
             with gzip.open(sysfs.host_path('/proc/config.gz'), 'rt') as handle:

@@ -23,11 +23,13 @@ import os
 
 __all__ = [
     'ROOT', 'SysfsWriteError', 'host_path', 'exists', 'isdir', 'listdir', 'realpath',
-    'read_attr', 'read_int', 'write_attr',
+    'read_attr', 'read_int', 'write_attr', 'OSRELEASE', 'kernel_release',
 ]
 
 # Prefix added to every path; unit tests set it to a fixture tree.
 ROOT = ''
+# The running kernel's release (uname -r).
+OSRELEASE = '/proc/sys/kernel/osrelease'
 
 
 class SysfsWriteError(OSError):
@@ -109,6 +111,13 @@ def read_int(path, default=None):
         return int(value.strip())
     except ValueError:
         return default
+
+
+def kernel_release():
+    """The running kernel's release (``6.1.0-57-amd64``, from ``/proc/sys/kernel/osrelease``), None when
+    it cannot be read."""
+    value = read_attr(OSRELEASE)
+    return None if value is None else value.strip()
 
 
 def write_attr(path, value):

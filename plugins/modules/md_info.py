@@ -613,7 +613,7 @@ def main():
         for path in spec['devices']:
             if path not in members:
                 members[path] = classify(runner, spec, arrays[spec['name']], path, by_kname)
-    release = (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
+    release = sysfs.kernel_release() or ''
     initrd = '/boot/initrd.img-%s' % release
     module.exit_json(
         changed=False, arrays=arrays, members=members, mounts=mounts,

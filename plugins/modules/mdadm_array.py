@@ -850,7 +850,7 @@ def update_conf(module, params, done):
 
 def initramfs_path():
     """The running kernel's initramfs (Debian's name)."""
-    return '/boot/initrd.img-%s' % (sysfs.read_attr('/proc/sys/kernel/osrelease') or '').strip()
+    return '/boot/initrd.img-%s' % (sysfs.kernel_release() or '')
 
 
 def initramfs_stale(conf):

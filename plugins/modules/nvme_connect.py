@@ -95,8 +95,9 @@ options:
         type: str
       hostid:
         description:
-          - Host ID (a UUID). Default - the content of C(/etc/nvme/hostid), else the UUID of a
-            C(nqn.2014-08.org.nvmexpress:uuid:<uuid>) host NQN.
+          - Host ID (a UUID). Default - the content of C(/etc/nvme/hostid) (not with O(connections[].hostnqn)),
+            else the UUID of a C(nqn.2014-08.org.nvmexpress:uuid:<uuid>) host NQN, else a UUID derived from the
+            host NQN (the one the inferops.node.nvmeof_initiator role writes to C(/etc/nvme/hostid)).
         type: str
       nr_io_queues:
         description:
@@ -504,19 +505,14 @@ class Validator(object):
         hostid = item.get('hostid')
         if hostid:
             hostid = common.check_uuid(hostid, prefix + 'hostid')
-        else:
-            dummy, default = self.host_defaults()
-            found = re.match(r'^nqn\.2014-08\.org\.nvmexpress:uuid:(.+)$', hostnqn)
-            if default and not item.get('hostnqn'):
-                hostid = common.check_uuid(default, HOSTID_FILE)
-            elif found:
-                hostid = common.check_uuid(found.group(1), prefix + 'hostid (from the host NQN)')
-            elif default:
-                hostid = common.check_uuid(default, HOSTID_FILE)
-            else:
-                raise common.NvmeInputError(
-                    '%shostid is not set, %s does not exist and the host NQN %s holds no UUID: give hostid' % (
-                        prefix, HOSTID_FILE, hostnqn))
+        dummy, on_file = self.host_defaults()
+        # /etc/nvme/hostid belongs to /etc/nvme/hostnqn: a connection's own host NQN gets its own ID
+        # (the kernel refuses one host ID under two host NQNs).
+        on_file = '' if item.get('hostnqn') else on_file
+        if on_file and not hostid:
+            common.check_uuid(on_file, HOSTID_FILE)
+        # One rule with the nvmeof_initiator role: given, else on file, else the NQN's UUID or one derived from it.
+        hostid = fabrics.host_identity(existing_id=on_file, hostnqn=hostnqn, hostid=hostid)['hostid']
         return hostnqn, hostid
 
     def portal(self, item, prefix):
@@ -574,7 +570,7 @@ def validate(module):
                 'DH-HMAC-CHAP was asked for (%s) but the running kernel (%s) is built without CONFIG_NVME_AUTH: '
                 'the secret would be ignored and the connection made without authentication' % (
                     ', '.join('connections[%d]' % c['index'] for c in conns if c['dhchap_secret']),
-                    (sysfs.read_attr('/proc/sys/kernel/osrelease') or '?').strip()))
+                    sysfs.kernel_release() or '?'))
     return conns, portals
 
 

@@ -537,7 +537,7 @@ def validate(module):
     if want_auth and common.kernel_config('CONFIG_NVME_TARGET_AUTH') == 'n':
         raise InputError('DH-HMAC-CHAP host keys were given but the running kernel (%s) is built without '
                          'CONFIG_NVME_TARGET_AUTH: nvmet cannot authenticate hosts' % (
-                             (sysfs.read_attr('/proc/sys/kernel/osrelease') or '?').strip()))
+                             sysfs.kernel_release() or '?'))
     return subsystems, ports
 
 

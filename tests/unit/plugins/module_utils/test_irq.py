@@ -402,3 +402,30 @@ def test_managed_status_order(guest, monkeypatch):
     assert irq.managed_status(31, 'nvme0q0', {'nvme0q0': False}) == (False, 'record')
     monkeypatch.setattr(irq, 'debugfs_managed', lambda number: True)
     assert irq.managed_status(31, 'nvme0q0', {'nvme0q0': False}) == (True, 'debugfs')
+
+
+@pytest.mark.parametrize('args, expected', [
+    (None, []),
+    ([], []),
+    (['--powerthresh=off', '-d'], []),
+    ('--oneshot', ['x = "--oneshot": must be a list of options like --powerthresh=off']),
+    (['--banscript=$(reboot)'], ['x = ["--banscript=$(reboot)"]: must be a list of options like --powerthresh=off']),
+    (['--policyscript=/bin/true'], ['x = ["--policyscript=/bin/true"]: --policyscript is set by the role']),
+    (['-l'], ['x = ["-l"]: --policyscript is set by the role']),
+])
+def test_irqbalance_args_errors(args, expected):
+    assert irq.irqbalance_args_errors(args, name='x') == expected
+
+
+@pytest.mark.parametrize('actual, effective, target, expected', [
+    ('0-3', '2', '0,1,2,3', 'right'),
+    ('4', None, '4', 'right'),
+    ('4', '', '4', 'right'),
+    ('4', '7', '4', 'pending'),
+    ('4', 'garbage', '4', 'right'),
+    ('5', '4', '4', 'wrong'),
+    (None, '4', '4', 'wrong'),
+    ('garbage', '4', '4', 'wrong'),
+])
+def test_pin_state(actual, effective, target, expected):
+    assert irq.pin_state(actual, effective, target) == expected

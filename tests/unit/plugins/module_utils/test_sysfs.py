@@ -91,3 +91,13 @@ def test_host_path_without_root(monkeypatch):
     monkeypatch.setattr(sysfs, 'ROOT', '')
     assert sysfs.host_path('/sys/block') == '/sys/block'
     assert sysfs.read_attr('/proc/self/nonexistent') is None
+
+
+def test_kernel_release_is_the_stripped_osrelease_or_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(sysfs, 'ROOT', str(tmp_path))
+    assert sysfs.kernel_release() is None
+    os.makedirs(str(tmp_path / 'proc/sys/kernel'))
+    (tmp_path / 'proc/sys/kernel/osrelease').write_text('6.1.0-57-amd64 \n')
+    assert sysfs.kernel_release() == '6.1.0-57-amd64'
+    (tmp_path / 'proc/sys/kernel/osrelease').write_text('')
+    assert sysfs.kernel_release() == ''

@@ -19,6 +19,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import uuid
 
 import pytest
 
@@ -664,6 +665,32 @@ def test_missing_host_nqn_and_duplicates(tmp_path, monkeypatch):
     os.unlink(host.path('/etc/nvme/hostid'))
     failed, result = run_module({'connections': [TCP]}, check_mode=True)
     assert not failed and result['connections'][0]['hostid'] == HOSTID
+
+
+PLAIN_NQN = 'nqn.2026-09.internal.ai:compute1'
+# what Ansible's to_uuid filter gives the NQN, as the nvmeof_initiator role did before the rule moved to Python
+PLAIN_ID = str(uuid.uuid5(uuid.UUID('361E6D51-FAEC-444A-9079-341386DA8E2E'), PLAIN_NQN))
+
+
+def test_host_id_of_an_nqn_without_uuid_is_the_roles(tmp_path, monkeypatch):
+    # one rule with the nvmeof_initiator role (nvme_fabrics.host_identity): no hostid given nor on file and an
+    # NQN without a UUID gives the ID derived from the NQN, not a failure
+    host = Host(tmp_path, monkeypatch, 'sysfs_empty.json')
+    os.unlink(host.path('/etc/nvme/hostid'))
+    host.write('/etc/nvme/hostnqn', PLAIN_NQN + '\n')
+    failed, result = run_module({'connections': [TCP]}, check_mode=True)
+    assert not failed, result
+    assert result['connections'][0]['hostid'] == PLAIN_ID
+    # a connection's own host NQN gets its own ID, not the one on file (which belongs to /etc/nvme/hostnqn)
+    host.write('/etc/nvme/hostid', HOSTID + '\n')
+    failed, result = run_module({'connections': [dict(TCP, hostnqn=PLAIN_NQN)]}, check_mode=True)
+    assert not failed and result['connections'][0]['hostid'] == PLAIN_ID
+    failed, result = run_module({'connections': [TCP]}, check_mode=True)
+    assert not failed and result['connections'][0]['hostid'] == HOSTID
+    # a host ID file that is not a UUID is still refused, naming the file
+    host.write('/etc/nvme/hostid', 'garbage\n')
+    failed, result = run_module({'connections': [TCP]}, check_mode=True)
+    assert failed and '/etc/nvme/hostid' in result['msg'] and 'not a UUID' in result['msg']
 
 
 def test_discover_returns_the_log(tmp_path, monkeypatch):
