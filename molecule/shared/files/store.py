@@ -1,6 +1,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Test glue for molecule/model_sync: a moto server that outlives this process, and test models.
+"""Test glue for molecule/model_sync and molecule/serving: a moto server that outlives this process, and
+test models (the scenarios start and publish them with ../tasks/s3_store.yml).
 
   store.py start --work DIR     # moto on a free loopback port; DIR/store.json = {endpoint, pid, keys}
   store.py model --work DIR --name N --version V --seed S [--size BYTES]   # DIR/src/N-V: a Triton model dir
