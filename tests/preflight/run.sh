@@ -59,4 +59,20 @@ if grep -qE 'TASK \[inferops.node.k8s_node_labels : Validate the prefix[^]]*\] \
 else
   echo "FAIL: compute1's k8s_node_labels checks must run to the end"; status=1
 fi
+
+# The host checks follow --skip-tags: a run that leaves k8s_node_labels out does not run its host
+# checks (an engine managed elsewhere, --skip-tags docker_engine, is the same rule); the inputs are
+# still all checked (compute1's transport).
+ansible-playbook -i tests/preflight/host_checks playbooks/preflight.yml -e inferops_preflight_on_hosts=true \
+  --skip-tags k8s_node_labels >"/tmp/preflight.$$" 2>&1
+out=$(sed -e ':a' -e 'N' -e '$!ba' -e 's/\n\s*/ /g' "/tmp/preflight.$$")
+rm -f "/tmp/preflight.$$"
+expect compute1 'value of transport must be one of: tcp, rdma, fc, got: infiniband'
+if grep -qF 'TASK [inferops.node.k8s_node_labels : ' <<<"$out"; then
+  echo "FAIL: --skip-tags k8s_node_labels must skip k8s_node_labels' host checks"; status=1
+elif grep -qF 'TASK [inferops.node.nvmeof_target : ' <<<"$out"; then
+  echo "pass: --skip-tags k8s_node_labels skipped its host checks, the other roles' ran"
+else
+  echo "FAIL: the other roles' host checks must still run with --skip-tags k8s_node_labels"; status=1
+fi
 exit $status
