@@ -4,11 +4,12 @@
 """Parallel ranged downloads into the staging area, verification, and the atomic swap into place.
 
 * ``Downloader(client, staging, connections, part_size)`` - ``run(files)`` fetches each file (unique by
-  sha256) as byte ranges of ``part_size`` with ``connections`` threads, each on its own keep-alive
-  connection, written with ``pwrite`` into ``parts/<sha>.part``; a part is journalled only after
-  ``fdatasync``, so an interrupted run resumes at the parts not journalled. All parts of a file are
-  read with If-Match on the ETag seen first (a replaced object is noticed, not mixed). A complete file
-  is hashed; only a matching sha256 moves it to ``objects/<sha>``; a mismatch deletes it.
+  sha256; from the file's own ``client`` when it names one - the endpoint of its model) as byte ranges
+  of ``part_size`` with ``connections`` threads, each on its own keep-alive connection, written with
+  ``pwrite`` into ``parts/<sha>.part``; a part is journalled only after ``fdatasync``, so an interrupted
+  run resumes at the parts not journalled. All parts of a file are read with If-Match on the ETag seen
+  first (a replaced object is noticed, not mixed). A complete file is hashed; only a matching sha256
+  moves it to ``objects/<sha>``; a mismatch deletes it.
 * ``place_model(plan, staging, marker)`` - builds ``build/<model>`` from hard links (placed files and
   verified objects) plus the marker, then exchanges it with the live directory in one
   ``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+; two renames where the filesystem refuses it).
@@ -47,7 +48,8 @@ class SyncError(Exception):
 
 
 class _File(object):
-    def __init__(self, sha, size, bucket, key, part_size):
+    def __init__(self, sha, size, bucket, key, part_size, client):
+        self.client = client
         self.sha = sha
         self.size = size
         self.bucket = bucket
@@ -162,7 +164,7 @@ class Downloader(object):
             try:
                 with self.lock:
                     self.requests += 1
-                etag = self.client.get_range(item.bucket, item.key, start, end, sink, if_match=item.etag)
+                etag = item.client.get_range(item.bucket, item.key, start, end, sink, if_match=item.etag)
             except S3Error as exc:
                 if exc.code in FATAL_CODES:
                     self.fatal = exc.msg
@@ -218,8 +220,10 @@ class Downloader(object):
         os.unlink(self.staging.journal_path(item.sha))
 
     def run(self, files):
-        """Download ``files`` ([{sha256, size, bucket, key}], unique sha256); returns {sha: result}."""
-        items = [_File(f['sha256'], f['size'], f['bucket'], f['key'], self.part_size) for f in files]
+        """Download ``files`` ([{sha256, size, bucket, key[, client]}], unique sha256); returns {sha: result}."""
+        items = [_File(f['sha256'], f['size'], f['bucket'], f['key'], self.part_size, f.get('client') or self.client)
+                 for f in files]
+        clients = list(dict((id(i.client), i.client) for i in items).values())
         for item in items:
             self._open(item)
         tasks = queue.Queue()
@@ -236,7 +240,8 @@ class Downloader(object):
                 try:
                     kind, item, index, gen = tasks.get_nowait()
                 except queue.Empty:
-                    self.client.close()  # this thread's keep-alive connections
+                    for client in clients:
+                        client.close()  # this thread's keep-alive connections
                     return
                 if kind == 'verify':
                     if not item.error and not self.fatal:

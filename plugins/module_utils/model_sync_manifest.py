@@ -19,7 +19,8 @@ files in the object store (``<prefix>/inferops-manifest.json``) and is what a sy
 * ``publish(client, bucket, prefix, directory, manifest, ...)`` - upload the files, then the manifest last
   (the helper tools/model_manifest.py and the module model_manifest).
 
-No Ansible imports: tools/model_manifest.py loads this file directly.
+No Ansible imports: tools/model_manifest.py loads this file directly (after model_sync_s3.py, whose
+endpoint rule it imports, registered under its collection name).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import hashlib
 import json
 import os
 import re
+
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import endpoint_problem
 
 __all__ = ['FORMAT', 'MANIFEST_NAME', 'MARKER_NAME', 'ManifestError', 'build_manifest', 'dump_manifest',
            'file_sha256', 'manifest_digest', 'model_errors', 'normalize_models', 'parse_manifest', 'path_errors',
@@ -45,7 +48,7 @@ _HEX64 = re.compile(r'^[0-9a-f]{64}$')
 # staging directory), a slash would nest it.
 _MODEL_NAME = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$')
 _VERSION = re.compile(r'^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,127}$')
-_MODEL_KEYS = ('name', 'version', 'prefix', 'bucket', 'state')
+_MODEL_KEYS = ('name', 'version', 'prefix', 'bucket', 'endpoint', 'state')
 
 
 class ManifestError(Exception):
@@ -190,7 +193,7 @@ def model_errors(models, name='models'):
     if models is None:
         return []
     if not isinstance(models, list):
-        return ['%s = %s: must be a list of {name, version[, prefix, bucket, state]}' % (name, _show(models))]
+        return ['%s = %s: must be a list of {name, version[, prefix, bucket, endpoint, state]}' % (name, _show(models))]
     problems = []
     names = {}
     for index, entry in enumerate(models):
@@ -227,11 +230,17 @@ def model_errors(models, name='models'):
         bucket_ok = isinstance(bucket, str) and re.match(r'^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$', bucket)
         if bucket is not None and not bucket_ok:
             problems.append('%s: bucket = %s must be an S3 bucket name (3-63 of a-z 0-9 . -)' % (label, _show(bucket)))
+        endpoint = entry.get('endpoint')
+        problem = endpoint_problem(endpoint) if endpoint is not None else None
+        if problem:
+            problems.append('%s: endpoint = %s %s, or leave it out for the call\'s endpoint'
+                            % (label, _show(endpoint), problem))
     return problems
 
 
-def normalize_models(models, bucket, prefix_template='{name}/{version}'):
-    """Entries with bucket, prefix (template filled in, no slashes at the ends), state, version as str."""
+def normalize_models(models, bucket, prefix_template='{name}/{version}', endpoint=None):
+    """Entries with endpoint and bucket (the model's own or the defaults), prefix (template filled in, no
+    slashes at the ends), state, version as str."""
     out = []
     for entry in models or []:
         version = entry.get('version')
@@ -240,6 +249,7 @@ def normalize_models(models, bucket, prefix_template='{name}/{version}'):
         if prefix is None and version is not None:
             prefix = prefix_template.format(name=entry['name'], version=version)
         out.append({'name': entry['name'], 'version': version, 'bucket': entry.get('bucket') or bucket,
+                    'endpoint': entry.get('endpoint') or endpoint,
                     'prefix': (prefix or '').strip('/'), 'state': entry.get('state', 'present')})
     return out
 

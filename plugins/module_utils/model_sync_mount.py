@@ -18,13 +18,18 @@ type, for the refusal) - and a pure function over its text is tested on recorded
 * ``parse_mountinfo(text)`` - the table's entries, in the kernel's order;
 * ``mount_of(path, mounts)`` - the entry a resolved absolute path lands on;
 * ``mount_problem(path, mounts)`` - None, or the refusal naming the destination, the filesystem and the fix.
+* ``staging_problem(staging, destination, mounts)`` - None, or the refusal of a O(staging_dir) that is not on
+  the destination's mount: files are renamed and hard-linked from it into place, and rename(2) and link(2)
+  work only within one mount (EXDEV across filesystems, and across two mounts of one filesystem too).
 """
 
 from __future__ import annotations
 
+import os
+
 from ansible_collections.inferops.node.plugins.module_utils.findmnt import unescape
 
-__all__ = ['MOUNTINFO', 'mount_of', 'mount_problem', 'parse_mountinfo']
+__all__ = ['MOUNTINFO', 'mount_of', 'mount_problem', 'parse_mountinfo', 'staging_problem']
 
 MOUNTINFO = '/proc/self/mountinfo'
 
@@ -98,3 +103,42 @@ def mount_problem(path, mounts):
             'mount at boot leaves the empty directory), or set require_mount=false (model_sync_require_mount '
             'in the role) if writing the models to the root filesystem is intended. Nothing was changed.'
             % (path, mount['source'], mount['fstype'], path, path))
+
+
+def _existing(path):
+    """``path`` or its nearest ancestor that exists, symlinks resolved: where a directory made there lands."""
+    path = os.path.abspath(path)
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    return os.path.realpath(path)
+
+
+def _describe(path, mount):
+    if mount:
+        return '%s (%s, mounted on %s)' % (mount['source'], mount['fstype'], mount['mount_point'])
+    dev = os.stat(path).st_dev
+    return 'device %d:%d' % (os.major(dev), os.minor(dev))
+
+
+def staging_problem(staging, destination, mounts=None):
+    """None when the staging area ``staging`` (made if missing) lands on the mount of ``destination``, else the
+    refusal naming the option, its value, both filesystems and the fix.
+
+    ``st_dev`` tells two filesystems apart; the mount table (``mounts``, ``parse_mountinfo``'s entries, None
+    when it could not be read) also tells two mounts of one filesystem apart (a bind mount), which rename(2)
+    refuses as well.
+    """
+    where = _existing(staging)
+    dest = os.path.realpath(destination)
+    same_fs = os.stat(where).st_dev == os.stat(dest).st_dev
+    staging_mount = mount_of(where, mounts) if mounts else None
+    dest_mount = mount_of(dest, mounts) if mounts else None
+    if same_fs and (staging_mount is None or dest_mount is None or staging_mount['id'] == dest_mount['id']):
+        return None
+    return ('staging_dir = %s is not on the filesystem of destination %s: it would be on %s, the destination is on '
+            '%s%s. Files are downloaded into the staging area, then renamed and hard-linked into place, which '
+            'works (atomically) only within one mounted filesystem. Set staging_dir to a directory on the '
+            'destination\'s filesystem (the one mounted on %s), or leave it unset for the default %s. Nothing was changed.'
+            % (staging, destination, _describe(where, staging_mount), _describe(dest, dest_mount),
+               '' if not same_fs else ' (another mount of the same filesystem)',
+               (dest_mount or {}).get('mount_point') or destination, os.path.join(destination, '.inferops-model-sync')))

@@ -9,6 +9,8 @@ HEAD, PUT, multipart upload for the manifest helper) are plain REST requests who
 and fully specified (docs.aws.amazon.com, "Signature Version 4 signing process"). Tests run every
 call against a real S3 API (a moto server), so the signer is checked end to end, not against itself.
 
+* ``endpoint_problem(endpoint)`` - None, or why a value is not an endpoint URL (the module's O(endpoint) and
+  every O(models[].endpoint), the role's preflight and the client itself apply it).
 * ``sign(...)`` - the SigV4 Authorization header for one request (any service: tests also sign IAM).
 * ``S3Client`` - path-style (default) or virtual-host-style requests, one keep-alive connection per
   thread, S3 error documents turned into ``S3Error`` with a message an operator can act on.
@@ -29,7 +31,7 @@ import threading
 import xml.etree.ElementTree as ET
 from urllib.parse import quote, urlsplit
 
-__all__ = ['EMPTY_SHA256', 'UNSIGNED', 'S3Client', 'S3Error', 'sign']
+__all__ = ['EMPTY_SHA256', 'UNSIGNED', 'S3Client', 'S3Error', 'endpoint_problem', 'sign']
 
 EMPTY_SHA256 = hashlib.sha256(b'').hexdigest()
 UNSIGNED = 'UNSIGNED-PAYLOAD'
@@ -46,6 +48,8 @@ HINTS = {
     'NoSuchKey': 'no such object',
     'InvalidRange': 'the object is shorter than the manifest says',
     'ExpiredToken': 'the session token has expired',
+    'InvalidToken': 'the endpoint refused the session token: check the session token (session_token or '
+                    'AWS_SESSION_TOKEN) - it must be the one issued with the access key, or none for a long-term key',
     'AuthorizationHeaderMalformed': 'the region does not match the bucket\'s region: check region',
     'PermanentRedirect': 'the bucket is in another region or needs another endpoint',
 }
@@ -60,6 +64,20 @@ class S3Error(Exception):
         self.status = status
         self.code = code
         self.retryable = retryable
+
+
+def endpoint_problem(endpoint):
+    """None when ``endpoint`` is an http:// or https:// URL with a host, else what is wrong and the fix."""
+    if not isinstance(endpoint, str):
+        return 'must be an http:// or https:// URL (http://minio.lan:9000), not %s' % type(endpoint).__name__
+    try:
+        parts = urlsplit(endpoint)
+        port = parts.port  # ValueError for a port that is not a number 0-65535
+    except ValueError as exc:
+        return 'must be an http:// or https:// URL (http://minio.lan:9000): %s' % exc
+    if parts.scheme not in ('http', 'https') or not parts.hostname or port == 0:
+        return 'must be an http:// or https:// URL with a host (http://minio.lan:9000)'
+    return None
 
 
 def _hmac(key, text):
@@ -123,9 +141,10 @@ class S3Client(object):
 
     def __init__(self, endpoint, region, access_key, secret_key, session_token=None, addressing_style='path',
                  timeout=60.0, validate_certs=True, ca_path=None):
+        problem = endpoint_problem(endpoint)
+        if problem:
+            raise S3Error('endpoint %r: %s' % (endpoint, problem))
         parts = urlsplit(endpoint)
-        if parts.scheme not in ('http', 'https') or not parts.hostname:
-            raise S3Error('endpoint %r: must be an http:// or https:// URL' % endpoint)
         self.endpoint = endpoint
         self.scheme = parts.scheme
         self.hostname = parts.hostname

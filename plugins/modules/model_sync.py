@@ -31,6 +31,8 @@ description:
     refuses before downloading anything when the destination lacks the space (naming each model and the
     shortfall); replaces or removes only directories that carry its marker (O(replace_unmanaged) to adopt one);
     removes models only with O(models[].state=absent) or O(prune).
+  - Each model is read from its own O(models[].endpoint) when it names one, else from O(endpoint); one set of
+    credentials serves every endpoint of a call.
   - Fast - files are fetched as byte ranges of O(part_size) by O(connections) threads, each on its own
     keep-alive connection; the result reports bytes, seconds and MB/s.
   - The S3 client is the standard library (C(http.client) + a Signature Version 4 signer in
@@ -40,8 +42,10 @@ extends_documentation_fragment:
 options:
   endpoint:
     description:
-      - URL of the S3-compatible endpoint (V(https://s3.eu-west-1.amazonaws.com), V(http://minio.lan:9000)).
+      - URL of the S3-compatible endpoint (V(https://s3.eu-west-1.amazonaws.com), V(http://minio.lan:9000)) of
+        every model that does not name its own O(models[].endpoint).
       - Falls back to the environment variable C(AWS_ENDPOINT_URL).
+      - An C(http://) or C(https://) URL with a host, checked before anything is read or written.
     type: str
     required: true
   bucket:
@@ -71,8 +75,10 @@ options:
     default: true
   staging_dir:
     description:
-      - Staging area; default C(<destination>/.inferops-model-sync). Must be on the same filesystem as
-        O(destination) (renames must be atomic). Removed after a sync without failures; kept after a failure,
+      - Staging area; default C(<destination>/.inferops-model-sync). Must be on the same mounted filesystem as
+        O(destination) - files are renamed and hard-linked from it into place, which works (atomically) only
+        within one mount. Another filesystem, or another mount of the same one (a bind mount), is refused before
+        anything is read from the store or written (check mode too), naming both filesystems. Removed after a sync without failures; kept after a failure,
         so the next run resumes. Triton may log it as a model it cannot load while it exists (with
         C(--exit-on-error=false) that is all).
     type: path
@@ -100,6 +106,15 @@ options:
         description:
           - Bucket of this model; default O(bucket).
         type: str
+      endpoint:
+        description:
+          - URL of the S3-compatible endpoint that holds this model; default O(endpoint). The call's credentials
+            (O(access_key), O(secret_key), O(session_token)), O(region), O(addressing_style), O(validate_certs)
+            and O(ca_path) apply to it too.
+          - Checked as O(endpoint) is (an C(http://) or C(https://) URL with a host), before anything is read or
+            written.
+        type: str
+        version_added: 0.2.0
       state:
         description:
           - V(present) syncs the model; V(absent) removes its directory if the module put it there.
@@ -187,6 +202,8 @@ EXAMPLES = r'''
     models:
       - {name: resnet50, version: "2026-11-30"}
       - {name: llama3-8b-trt, version: "7", prefix: llm/llama3-8b/7}
+      # Another store (same credentials): the model's own endpoint and bucket.
+      - {name: bert-base, version: "2", endpoint: "http://minio.lan:9000", bucket: nlp-models}
     connections: 16
     part_size: 128M
   environment:
@@ -232,6 +249,12 @@ models:
       description: C(s3://bucket/prefix) of the model.
       type: str
       sample: s3://acme-models/resnet50/2026-11-30
+    endpoint:
+      description: The endpoint the model was read from (its own O(models[].endpoint) or O(endpoint); V(null) for a
+        removal).
+      type: str
+      sample: https://s3.eu-central-1.amazonaws.com
+      version_added: 0.2.0
     manifest_sha256:
       description: sha256 of the manifest the directory now matches (recorded in the marker).
       type: str
@@ -317,6 +340,7 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_mount imp
     MOUNTINFO,
     mount_problem,
     parse_mountinfo,
+    staging_problem,
 )
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import (
     Staging,
@@ -324,7 +348,7 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan impo
     read_marker,
     space_problem,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error, endpoint_problem
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
 from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
 
@@ -347,6 +371,7 @@ ARGUMENT_SPEC = dict(
         version=dict(type='str'),
         prefix=dict(type='str'),
         bucket=dict(type='str'),
+        endpoint=dict(type='str'),
         state=dict(type='str', choices=['present', 'absent'], default='present'),
     )),
     prefix_template=dict(type='str', default='{name}/{version}'),
@@ -372,6 +397,9 @@ def validate(params):
     models = [dict((k, v) for k, v in m.items() if v is not None and not (k == 'state' and v == 'present'))
               for m in params['models']]
     problems = model_errors(models, 'models')
+    problem = endpoint_problem(params['endpoint'])
+    if problem:
+        problems.insert(0, 'endpoint = %r: %s' % (params['endpoint'], problem))
     for index, model in enumerate(models):
         if model.get('state', 'present') == 'present' and not (model.get('bucket') or params['bucket']):
             problems.append('models[%d] (name=%s): no bucket - set bucket or models[%d].bucket'
@@ -447,25 +475,24 @@ def run(module):
     if not os.path.isdir(destination):
         raise Refusal('destination %s does not exist or is not a directory: mount the models array first (the module '
                       'never creates it, so a missing mount cannot fill the root filesystem)' % destination)
-    if p['require_mount']:
-        # Before the store is read and before the staging area or the lock exists: nothing is written.
-        try:
-            with open(MOUNTINFO) as handle:
-                mountinfo = handle.read()
-        except (IOError, OSError) as exc:
+    # Before the store is read and before the staging area or the lock exists: nothing is written.
+    mounts = None
+    try:
+        with open(MOUNTINFO) as handle:
+            mounts = parse_mountinfo(handle.read())
+    except (IOError, OSError) as exc:
+        if p['require_mount']:
             raise Refusal('cannot read %s (%s) to tell whether destination %s is a mounted filesystem; nothing '
                           'was changed. Set require_mount=false to sync anyway.' % (MOUNTINFO, exc, destination))
-        problem = mount_problem(os.path.realpath(destination), parse_mountinfo(mountinfo))
+    if p['require_mount']:
+        problem = mount_problem(os.path.realpath(destination), mounts)
         if problem:
             raise Refusal(problem)
-    staging = Staging(p['staging_dir'] or os.path.join(destination, '.inferops-model-sync'))
-    if os.path.exists(staging.root) and os.stat(staging.root).st_dev != os.stat(destination).st_dev:
-        raise Refusal('staging_dir %s is not on the filesystem of %s: renames into place would not be atomic'
-                      % (staging.root, destination))
-    if not os.path.exists(staging.root) and os.stat(os.path.dirname(staging.root.rstrip('/'))).st_dev != \
-            os.stat(destination).st_dev:
-        raise Refusal('staging_dir %s is not on the filesystem of %s: renames into place would not be atomic'
-                      % (staging.root, destination))
+    staging = Staging((p['staging_dir'].rstrip('/') or '/') if p['staging_dir'] else
+                      os.path.join(destination, '.inferops-model-sync'))
+    problem = staging_problem(staging.root, destination, mounts)
+    if problem:
+        raise Refusal(problem)
     vfs = os.statvfs(destination)
     free = vfs.f_bavail * vfs.f_frsize
     try:
@@ -495,30 +522,38 @@ def run(module):
 
 def sync(module, p, models, part_size, destination, staging, free, reserve):
     check = module.check_mode
-    entries = normalize_models(models, p['bucket'], p['prefix_template'])
-    client = S3Client(p['endpoint'], p['region'], p['access_key'] or '', p['secret_key'] or '', p['session_token'],
-                      addressing_style=p['addressing_style'], timeout=p['timeout'], validate_certs=p['validate_certs'],
-                      ca_path=p['ca_path'])
+    entries = normalize_models(models, p['bucket'], p['prefix_template'], endpoint=p['endpoint'])
+    clients = {}  # one client per endpoint, the call's credentials for each
+
+    def client_of(endpoint):
+        if endpoint not in clients:
+            clients[endpoint] = S3Client(endpoint, p['region'], p['access_key'] or '', p['secret_key'] or '',
+                                         p['session_token'], addressing_style=p['addressing_style'],
+                                         timeout=p['timeout'], validate_certs=p['validate_certs'], ca_path=p['ca_path'])
+        return clients[endpoint]
+
     results = []
     plans = []
     removals = []
     for entry in entries:
         live = os.path.join(destination, entry['name'])
-        result = {'name': entry['name'], 'version': entry['version'], 'source': None, 'manifest_sha256': None,
+        result = {'name': entry['name'], 'version': entry['version'], 'source': None, 'endpoint': None,
+                  'manifest_sha256': None,
                   'files': 0, 'bytes': 0, 'bytes_to_download': 0, 'bytes_downloaded': 0, 'bytes_reused': 0,
                   'bytes_resumed': 0, 'swap': None, 'error': None}
         results.append(result)
         if entry['state'] == 'absent':
             removals.append((result, live))
             continue
-        result['source'] = 's3://%s/%s' % (entry['bucket'], entry['prefix'])
-        fetched, error = fetch_manifest(client, entry)
+        result.update(source='s3://%s/%s' % (entry['bucket'], entry['prefix']), endpoint=entry['endpoint'])
+        fetched, error = fetch_manifest(client_of(entry['endpoint']), entry)
         if error:
             result.update(action='failed', error=error)
             continue
         manifest, digest, etag = fetched
         plan = plan_model(entry, manifest, digest, live, staging, part_size, p['verify_existing'])
         plan['manifest_etag'] = etag
+        plan['endpoint'] = entry['endpoint']
         plan['result'] = result
         result.update(manifest_sha256=digest, files=len(plan['files']), bytes=plan['bytes'],
                       bytes_to_download=plan['bytes_to_download'], bytes_reused=plan['bytes_reused'],
@@ -569,8 +604,8 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
             for row in plan['files']:
                 if row['source'] in ('download', 'partial') and row['sha256'] not in todo:
                     todo[row['sha256']] = {'sha256': row['sha256'], 'size': row['size'], 'bucket': plan['bucket'],
-                                           'key': row['key']}
-        downloader = Downloader(client, staging, p['connections'], part_size, p['retries'])
+                                           'key': row['key'], 'client': client_of(plan['endpoint'])}
+        downloader = Downloader(client_of(p['endpoint']), staging, p['connections'], part_size, p['retries'])
         outcome, seconds = downloader.run(list(todo.values())) if todo else ({}, 0.0)
         total.update(bytes_downloaded=downloader.bytes_downloaded, seconds=round(seconds, 3),
                      mb_per_s=round(downloader.bytes_downloaded / seconds / 1e6, 1) if seconds else 0.0,
@@ -589,7 +624,7 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
                               % plan['live_dir'])
                 continue
             marker = {'format': MARKER_FORMAT, 'model': plan['name'], 'version': plan['version'],
-                      'endpoint': p['endpoint'], 'bucket': plan['bucket'], 'prefix': plan['prefix'],
+                      'endpoint': plan['endpoint'], 'bucket': plan['bucket'], 'prefix': plan['prefix'],
                       'manifest_sha256': plan['manifest_sha256'], 'manifest_etag': plan['manifest_etag'],
                       'synced_at': time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
                       'files': [{'path': r['path'], 'size': r['size'], 'sha256': r['sha256']} for r in plan['files']]}

@@ -7,12 +7,17 @@
   the project venv) on 127.0.0.1 and a random free port, with request authentication switched on after
   the first three actions, which create an IAM user with full access and its key pair (``access_key``,
   ``secret_key``): so wrong credentials are refused as a real store refuses them. ``stop()`` ends it.
+  ``MotoServer(auth=False)`` takes any key pair: a second store for a call whose one pair of credentials
+  is the first server's (moto makes a random pair per server). ``temporary_credentials()`` - an assumed
+  role's key, secret and session token (STS), refused without that token.
 * ``CountingProxy(port)`` - a TCP proxy on another free port that counts the bytes the store sent and
   the GET requests, and can cut every connection after ``limit`` bytes (an interrupted download);
   ``rate`` caps each connection's bytes per second (the per-stream limit of a remote store, for the
   benchmark).
 * ``upload_model(client, bucket, prefix, files, part_size)`` - uploads files (multipart above part_size)
   and their manifest.
+* ``blob(size, seed)``, ``model_files(seed, big)`` - a model's files ({path: bytes}, one of them ``big``);
+  ``tree(path)`` - the files below a directory, {relative path: bytes}.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import (
     FORMAT,
@@ -39,6 +45,8 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest 
     dump_manifest,
 )
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, sign
+
+MIB = 1024 * 1024
 
 
 def _die_with_parent():
@@ -68,7 +76,7 @@ def moto_command():
 
 
 class MotoServer(object):
-    def __init__(self, region='us-east-1', detach=False):
+    def __init__(self, region='us-east-1', detach=False, auth=True):
         command = moto_command()
         if not command:
             raise RuntimeError('moto_server not found: run tools/bootstrap.sh (requirements/test.txt has moto[server])')
@@ -77,6 +85,8 @@ class MotoServer(object):
         self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.log = tempfile.TemporaryFile()
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT='3', MOTO_ALLOW_NONEXISTENT_REGION='true')
+        if not auth:
+            env.pop('INITIAL_NO_AUTH_ACTION_COUNT')  # moto's default: never
         if detach:  # a store that outlives this process (molecule/model_sync): stopped by its pid
             self.log = open(os.devnull, 'wb')
             self.proc = subprocess.Popen([command, '-H', '127.0.0.1', '-p', str(self.port)], stdout=self.log,
@@ -97,11 +107,11 @@ class MotoServer(object):
                 time.sleep(0.1)
         self.access_key, self.secret_key = self._make_user()
 
-    def _iam(self, params):
-        body = urllib.parse.urlencode(dict(params, Version='2010-05-08')).encode()
+    def _iam(self, params, service='iam', version='2010-05-08', key=('AKIAIOSFODNN7EXAMPLE', 'bootstrap')):
+        body = urllib.parse.urlencode(dict(params, Version=version)).encode()
         headers = {'content-type': 'application/x-www-form-urlencoded'}
         signed = sign('POST', '127.0.0.1:%d' % self.port, '/', {}, headers, hashlib.sha256(body).hexdigest(),
-                      'AKIAIOSFODNN7EXAMPLE', 'bootstrap', self.region, 'iam')
+                      key[0], key[1], self.region, service)
         import http.client
         conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=30)
         conn.request('POST', '/', body=body, headers=signed)
@@ -109,8 +119,23 @@ class MotoServer(object):
         data = response.read().decode()
         conn.close()
         if response.status != 200:
-            raise RuntimeError('IAM %s: %s' % (params['Action'], data))
+            raise RuntimeError('%s %s: %s' % (service.upper(), params['Action'], data))
         return data
+
+    def temporary_credentials(self, name='sync-role'):
+        """(access key, secret, session token) of a role with full access, assumed by the IAM user."""
+        user = (self.access_key, self.secret_key)
+        trust = json.dumps({'Version': '2012-10-17', 'Statement': [{'Effect': 'Allow', 'Action': 'sts:AssumeRole',
+                                                                    'Principal': {'AWS': '*'}}]})
+        policy = json.dumps({'Version': '2012-10-17', 'Statement': [{'Effect': 'Allow', 'Action': '*',
+                                                                     'Resource': '*'}]})
+        self._iam({'Action': 'CreateRole', 'RoleName': name, 'AssumeRolePolicyDocument': trust}, key=user)
+        self._iam({'Action': 'PutRolePolicy', 'RoleName': name, 'PolicyName': 'all', 'PolicyDocument': policy},
+                  key=user)
+        data = self._iam({'Action': 'AssumeRole', 'RoleArn': 'arn:aws:iam::123456789012:role/%s' % name,
+                          'RoleSessionName': 'model-sync'}, service='sts', version='2011-06-15', key=user)
+        found = dict((el.tag.split('}')[-1], el.text) for el in ET.fromstring(data).iter())
+        return found['AccessKeyId'], found['SecretAccessKey'], found['SessionToken']
 
     def _make_user(self):
         self._iam({'Action': 'CreateUser', 'UserName': 'sync'})
@@ -253,3 +278,21 @@ def upload_model(client, bucket, prefix, files, part_size=5 * 1024 * 1024, manif
     manifest = manifest or make_manifest(files)
     client.put_object(bucket, '%s/%s' % (prefix, MANIFEST_NAME), dump_manifest(manifest))
     return manifest
+
+
+def blob(size, seed):
+    return (bytes([seed % 251]) + os.urandom(31)) * (size // 32) + b'x' * (size % 32)
+
+
+def model_files(seed, big=6 * MIB + 17):
+    return {'config.pbtxt': ('name: "m%d"\n' % seed).encode(), '1/model.onnx': blob(big, seed)}
+
+
+def tree(path):
+    out = {}
+    for root, _dirs, names in os.walk(str(path)):
+        for name in names:
+            full = os.path.join(root, name)
+            with open(full, 'rb') as handle:
+                out[os.path.relpath(full, str(path))] = handle.read()
+    return out

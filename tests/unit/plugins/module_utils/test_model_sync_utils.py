@@ -102,6 +102,10 @@ def test_model_errors_name_index_key_value_and_fix():
         {'name': 'y', 'version': '1', 'bucket': 'UPPER', 'prefix': 'a/../b', 'colour': 1},
         {'name': 'z', 'state': 'absent'},
         'text',
+        {'name': 'e1', 'version': '1', 'endpoint': 'minio.lan:9000'},
+        {'name': 'e2', 'version': '1', 'endpoint': 'http://minio.lan:99999'},
+        {'name': 'e3', 'version': '1', 'endpoint': 9000},
+        {'name': 'e4', 'version': '1', 'endpoint': 'https://s3.eu-central-1.amazonaws.com'},
     ], 'model_sync_models')
     text = '\n'.join(problems)
     assert 'model_sync_models[1] (name=.x): name = ".x" must be a Triton model directory name' in text
@@ -112,15 +116,25 @@ def test_model_errors_name_index_key_value_and_fix():
     assert 'model_sync_models[3] (name=y): prefix = "a/../b"' in text
     assert 'model_sync_models[5] = "text": must be a dict' in text
     assert 'name=z' not in text  # absent needs no version
-    assert model_errors('x', 'm') == ['m = "x": must be a list of {name, version[, prefix, bucket, state]}']
+    assert 'model_sync_models[6] (name=e1): endpoint = "minio.lan:9000" must be an http:// or https:// URL' in text
+    assert "or leave it out for the call's endpoint" in text
+    assert 'model_sync_models[7] (name=e2): endpoint = "http://minio.lan:99999" must be an http:// or https:// ' \
+        'URL (http://minio.lan:9000): Port out of range' in text
+    assert 'model_sync_models[8] (name=e3): endpoint = 9000 must be an http:// or https:// URL' in text
+    assert 'name=e4' not in text
+    assert model_errors('x', 'm') == [
+        'm = "x": must be a list of {name, version[, prefix, bucket, endpoint, state]}']
     assert model_errors([{'name': 'a', 'version': 3}]) == []
 
 
-def test_normalize_models_fills_prefix_and_bucket():
+def test_normalize_models_fills_prefix_bucket_and_endpoint():
     assert normalize_models([{'name': 'a', 'version': 3}, {'name': 'b', 'version': '1', 'prefix': '/x/y/',
-                                                           'bucket': 'other'}], 'models') == [
-        {'name': 'a', 'version': '3', 'bucket': 'models', 'prefix': 'a/3', 'state': 'present'},
-        {'name': 'b', 'version': '1', 'bucket': 'other', 'prefix': 'x/y', 'state': 'present'}]
+                                                           'bucket': 'other', 'endpoint': 'http://b:9000'}],
+                            'models', endpoint='http://a:9000') == [
+        {'name': 'a', 'version': '3', 'bucket': 'models', 'endpoint': 'http://a:9000', 'prefix': 'a/3',
+         'state': 'present'},
+        {'name': 'b', 'version': '1', 'bucket': 'other', 'endpoint': 'http://b:9000', 'prefix': 'x/y',
+         'state': 'present'}]
 
 
 def test_partial_bytes_counts_journalled_parts_of_a_matching_journal():

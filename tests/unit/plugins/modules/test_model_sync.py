@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""model_sync against a real S3 API: a moto server on loopback behind a proxy that counts what it serves."""
+"""model_sync against a real S3 API: a moto server on loopback behind a proxy that counts what it serves
+(fixtures ``store`` and ``lab``: conftest.py beside this file)."""
 
 from __future__ import annotations
 
@@ -12,74 +13,13 @@ import shutil
 import sys
 import tempfile
 
-import pytest
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from module_harness import run_module  # noqa: E402  pylint: disable=wrong-import-position
-from s3_lab import CountingProxy, MotoServer, make_manifest, upload_model  # noqa: E402  pylint: disable=wrong-import-position
+from s3_lab import MIB, blob, make_manifest, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
 from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
-from ansible_collections.inferops.node.tests.unit import before_fork  # noqa: E402
-
-MIB = 1024 * 1024
-
-
-# One moto server per pytest process, started before ansible-test forks it for a test
-# (tests/unit/before_fork.py); stopped when that process exits. Each test has its own bucket.
-@before_fork.shared('store')
-def moto_server():
-    return MotoServer()
-
-
-@pytest.fixture(scope='module')
-def store():
-    server = before_fork.value('store')
-    proxy = CountingProxy(server.port)
-    yield server, proxy
-    proxy.stop()
-
-
-@pytest.fixture
-def lab(store, tmp_path, request):
-    server, proxy = store
-    bucket = 't-' + request.node.name.replace('_', '-').lower()[:40]
-    client = server.client()
-    client.create_bucket(bucket)
-    dest = tmp_path / 'models'
-    dest.mkdir()
-    proxy.reset()
-
-    def sync(models, check=False, diff=False, **extra):
-        # tmp_path is not a mount point of its own: the mount rule is off here, and tested below and on
-        # recorded mount tables (test_model_sync_mount.py).
-        args = dict(endpoint=proxy.endpoint, region=server.region, bucket=bucket, access_key=server.access_key,
-                    secret_key=server.secret_key, destination=str(dest), models=models, part_size='1M',
-                    connections=4, require_mount=False)
-        args.update(extra)
-        args = dict((k, v) for k, v in args.items() if v is not None)  # None: leave it to the environment
-        return run_module(model_sync.main, args, check_mode=check, diff=diff)
-
-    return {'client': client, 'bucket': bucket, 'dest': dest, 'proxy': proxy, 'sync': sync, 'tmp': tmp_path}
-
-
-def blob(size, seed):
-    return (bytes([seed % 251]) + os.urandom(31)) * (size // 32) + b'x' * (size % 32)
-
-
-def model_files(seed, big=6 * MIB + 17):
-    return {'config.pbtxt': ('name: "m%d"\n' % seed).encode(), '1/model.onnx': blob(big, seed)}
-
-
-def tree(path):
-    out = {}
-    for root, _dirs, names in os.walk(str(path)):
-        for name in names:
-            full = os.path.join(root, name)
-            with open(full, 'rb') as handle:
-                out[os.path.relpath(full, str(path))] = handle.read()
-    return out
 
 
 def test_sync_multipart_objects_then_unchanged_is_skipped_without_reading(lab):
