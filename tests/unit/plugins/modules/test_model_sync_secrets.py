@@ -18,6 +18,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from s3_lab import model_files, upload_model  # noqa: E402  pylint: disable=wrong-import-position
 
+import ansible  # noqa: E402  pylint: disable=wrong-import-position,wrong-import-order
+
 from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
 
 SECRETS = ('access_key', 'secret_key', 'session_token')
@@ -99,10 +101,14 @@ def test_ansible_masks_the_credentials_in_the_module_output(lab, store):
     path = lab['tmp'] / 'args.json'
     path.write_text(json.dumps(args))
     collections = os.path.abspath(os.path.join(os.path.dirname(model_sync.__file__), '..', '..', '..', '..', '..'))
-    env = dict(os.environ, PYTHONPATH=collections)
+    # ansible-test units puts ansible itself on PYTHONPATH (it is not installed in its venv): keep it.
+    ansible_lib = os.path.dirname(os.path.dirname(ansible.__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [collections, ansible_lib] + ([os.environ['PYTHONPATH']] if os.environ.get('PYTHONPATH') else [])))
     run = subprocess.run([sys.executable, '-m', 'ansible_collections.inferops.node.plugins.modules.model_sync',
                           str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120, check=False)
     out = run.stdout.decode()
+    assert out.strip(), run.stderr.decode()[-2000:]
     result = json.loads(out)
     # moto checks the token first: the IAM user's key with a token it did not issue.
     assert run.returncode == 1 and result['failed'] and 'InvalidToken' in result['msg'], out
