@@ -17,6 +17,9 @@ install -m 0644 "$recipe/guest/10-lab-user.network" "$rootfs/etc/systemd/network
 install -m 0755 "$recipe/guest/inferops-lab-guest" "$rootfs/usr/local/sbin/"
 install -m 0644 "$recipe/guest/inferops-lab-guest.service" "$rootfs/etc/systemd/system/"
 install -m 0644 "$recipe/guest/qemu_fw_cfg.conf" "$rootfs/etc/modules-load.d/"
+# Ansible's modules compiled once per guest, not once per task (the file says why).
+install -m 0644 "$recipe/guest/inferops_lab_pycache.py" "$recipe/guest/inferops_lab_pycache.pth" \
+  "$rootfs/usr/lib/python3/dist-packages/"
 # Guest-side initramfs rebuilds (mdadm.conf changes) take ~70 s with dep, ~10 min with most.
 echo "MODULES=dep" >"$rootfs/etc/initramfs-tools/conf.d/inferops-lab.conf"
 
