@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: storage_benchmark
 short_description: Measure what decides a model server's cold start - sequential reads, page cache load, safetensors load
-version_added: 0.1.0
+version_added: 0.2.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: storage_benchmark_info
 short_description: Report the storage benchmark run records kept on a host
-version_added: 0.1.0
+version_added: 0.2.0
 author:
   - inferops.node maintainers (@inferops)
 description:
