@@ -58,7 +58,7 @@ POLICIES = ('cpus', 'spread', 'local')
 # How a rule selects its IRQs: by IRQ-name regex, or by device identity (irq_devices.KINDS); one per rule.
 SELECTORS = ('selector',) + irq_devices.KINDS
 RULE_KEYS = SELECTORS + ('policy', 'cpus')
-ONLINE = '/sys/devices/system/cpu/online'
+ONLINE = sysfs.ONLINE_CPUS
 # irqbalance options the irq_affinity role passes through IRQBALANCE_ARGS: plain --name or --name=value,
 # nothing a shell would expand in the unit's environment file.
 _IRQBALANCE_ARG_RE = re.compile(r'^--?[a-z][a-z-]*(=[^\s"\'$`\\]*)?$')

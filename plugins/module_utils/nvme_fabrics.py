@@ -41,6 +41,7 @@ import uuid
 
 from . import sysfs
 from . import nvme_common as common
+from .cpulist import CpuListError, parse_cpulist
 from .mount_options import option_errors
 
 __all__ = [
@@ -296,18 +297,11 @@ def device_in_use(kname):
 
 
 def online_cpus():
-    """Number of online CPUs (from /sys/devices/system/cpu/online), None when unknown."""
-    text = (sysfs.read_attr('/sys/devices/system/cpu/online') or '').strip()
-    if not text:
+    """Number of online CPUs (``/sys/devices/system/cpu/online``, cpulist's parser), None when unknown."""
+    try:
+        return len(parse_cpulist(sysfs.read_attr(sysfs.ONLINE_CPUS) or '')) or None
+    except CpuListError:
         return None
-    count = 0
-    for part in text.split(','):
-        if '-' in part:
-            low, high = part.split('-', 1)
-            count += int(high) - int(low) + 1
-        elif part:
-            count += 1
-    return count
 
 
 # ------------------------------------------------------------------ input rules

@@ -23,13 +23,15 @@ import os
 
 __all__ = [
     'ROOT', 'SysfsWriteError', 'host_path', 'exists', 'isdir', 'listdir', 'realpath',
-    'read_attr', 'read_int', 'write_attr', 'OSRELEASE', 'kernel_release',
+    'read_attr', 'read_int', 'write_attr', 'OSRELEASE', 'kernel_release', 'ONLINE_CPUS',
 ]
 
 # Prefix added to every path; unit tests set it to a fixture tree.
 ROOT = ''
 # The running kernel's release (uname -r).
 OSRELEASE = '/proc/sys/kernel/osrelease'
+# The online CPUs, a cpulist (parsed by cpulist.parse_cpulist).
+ONLINE_CPUS = '/sys/devices/system/cpu/online'
 
 
 class SysfsWriteError(OSError):

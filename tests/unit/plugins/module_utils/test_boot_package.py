@@ -27,7 +27,7 @@ SHIPPED = [
      ['blockdev', 'cpulist', 'irq', 'irq_devices', 'mount_options', 'nic_queues', 'nvme_common', 'nvme_devices',
       'nvme_fabrics', 'pci', 'sysfs']),
     ('nvmeof_initiator', 'inferops_nvmf_connect.py',
-     ['command', 'mount_options', 'nvme_common', 'nvme_fabrics', 'sysfs']),
+     ['command', 'cpulist', 'mount_options', 'nvme_common', 'nvme_fabrics', 'sysfs']),
     ('nvmeof_target', 'inferops_nvmet_restore.py', ['command', 'nvme_common', 'nvmet', 'sysfs']),
 ]
 
