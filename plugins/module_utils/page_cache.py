@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Page-cache residency measurement, warming and eviction for the page_cache module.
 
-Standard library only, so tools/bench/page_cache_bench.py can load this file directly.
+Standard library and sysfs.py only, so tools/bench/page_cache_bench.py can load it without Ansible.
 
 - Residency is measured with mmap(2) + mincore(2) through ctypes, in windows of at most
   ``MAP_WINDOW`` bytes, falling back to cachestat(2) (syscall 451, Linux >= 6.5) when a file
@@ -32,6 +32,8 @@ import stat
 import threading
 import time
 from collections import deque
+
+from . import sysfs
 
 GIB = 1024 ** 3
 MIB = 1024 ** 2
@@ -206,41 +208,34 @@ def _raise_walk_error(exc):
 
 # --------------------------------------------------------------------------- worker defaults
 
-def _sysfs_read(path, default=None):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return default
+def _block_link(dev):
+    """The sysfs link of a st_dev's block device (``/sys/dev/block/<major>:<minor>``)."""
+    return '/sys/dev/block/%d:%d' % (os.major(dev), os.minor(dev))
 
 
 def _leaf_disks(sysdir, depth=0):
     """Whole-disk sysfs dirs under a block device, following md/dm slaves."""
-    if os.path.exists(os.path.join(sysdir, 'partition')):
+    if sysfs.exists(sysdir + '/partition'):
         sysdir = os.path.dirname(sysdir)
-    slaves_dir = os.path.join(sysdir, 'slaves')
-    try:
-        slaves = sorted(os.listdir(slaves_dir))
-    except OSError:
-        slaves = []
+    slaves = sysfs.listdir(sysdir + '/slaves')
     if not slaves or depth > 8:
         return [sysdir]
     leaves = []
     for slave in slaves:
-        leaves.extend(_leaf_disks(os.path.realpath(os.path.join(slaves_dir, slave)), depth + 1))
+        leaves.extend(_leaf_disks(sysfs.realpath('%s/slaves/%s' % (sysdir, slave)), depth + 1))
     return leaves
 
 
-def classify_device(dev, sysfs='/sys'):
+def classify_device(dev):
     """Storage class of a st_dev: nvme, ssd, virtual, hdd or none, plus the leaf disk count.
 
     ``none`` means no block device (NFS, FUSE, tmpfs, overlay or btrfs anonymous devices).
     Virtio and Xen disks count as ``virtual`` even though they report rotational=1.
     """
-    link = os.path.join(sysfs, 'dev', 'block', '%d:%d' % (os.major(dev), os.minor(dev)))
-    if not os.path.exists(link):
+    link = _block_link(dev)
+    if not sysfs.exists(link):
         return 'none', 0
-    leaves = _leaf_disks(os.path.realpath(link))
+    leaves = _leaf_disks(sysfs.realpath(link))
     kinds = set()
     for leaf in leaves:
         name = os.path.basename(leaf)
@@ -248,7 +243,7 @@ def classify_device(dev, sysfs='/sys'):
             kinds.add('nvme')
         elif '/virtio' in leaf or '/vbd-' in leaf or name.startswith(('vd', 'xvd')):
             kinds.add('virtual')
-        elif _sysfs_read(os.path.join(leaf, 'queue', 'rotational'), '0') == '1':
+        elif (sysfs.read_attr(leaf + '/queue/rotational') or '0').strip() == '1':
             kinds.add('hdd')
         else:
             kinds.add('ssd')
@@ -258,29 +253,24 @@ def classify_device(dev, sysfs='/sys'):
     return 'ssd', len(leaves)  # pragma: no cover
 
 
-def readahead_window(dev, sysfs='/sys'):
+def readahead_window(dev):
     """Most bytes one posix_fadvise(WILLNEED) call queues on this st_dev.
 
     The kernel caps a WILLNEED request at max(read_ahead_kb, max_sectors_kb) of the
     backing device (force_page_cache_ra); warm() advises a chunk in steps of this size so
     the whole chunk is queued. 2 MiB (the kernel's own batch) without a block device.
     """
-    link = os.path.join(sysfs, 'dev', 'block', '%d:%d' % (os.major(dev), os.minor(dev)))
-    if not os.path.exists(link):
+    link = _block_link(dev)
+    if not sysfs.exists(link):
         return 2 * MIB
-    disk = os.path.realpath(link)
-    if os.path.exists(os.path.join(disk, 'partition')):
+    disk = sysfs.realpath(link)
+    if sysfs.exists(disk + '/partition'):
         disk = os.path.dirname(disk)
-    best = 0
-    for name in ('read_ahead_kb', 'max_sectors_kb'):
-        try:
-            best = max(best, int(_sysfs_read(os.path.join(disk, 'queue', name), '0')))
-        except ValueError:
-            pass
+    best = max(sysfs.read_int('%s/queue/%s' % (disk, name), 0) for name in ('read_ahead_kb', 'max_sectors_kb'))
     return max(128 * 1024, best * 1024) if best else 2 * MIB
 
 
-def default_workers(devs, nproc=None, sysfs='/sys'):
+def default_workers(devs, nproc=None):
     """Worker count suited to the storage holding the files; returns (workers, rule).
 
     Rule (per file system, the largest wins, capped at MAX_WORKERS):
@@ -296,7 +286,7 @@ def default_workers(devs, nproc=None, sysfs='/sys'):
     best = 0
     parts = []
     for dev in sorted(set(devs)):
-        kind, disks = classify_device(dev, sysfs)
+        kind, disks = classify_device(dev)
         if kind == 'hdd':
             count = 2 * disks
             why = '2 x %d rotational disk(s)' % disks

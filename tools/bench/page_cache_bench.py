@@ -32,7 +32,7 @@ Needs root (drop_caches, mincore of any file), fio and vmtouch.
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import shutil
@@ -42,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import types
 from collections import deque
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,10 +52,11 @@ GIB = 1024 ** 3
 
 
 def load_utils():
-    spec = importlib.util.spec_from_file_location('inferops_page_cache', UTILS)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """page_cache.py and the module_utils it imports (sysfs) as one package, without Ansible."""
+    package = types.ModuleType('inferops_module_utils')
+    package.__path__ = [os.path.dirname(UTILS)]
+    sys.modules['inferops_module_utils'] = package
+    return importlib.import_module('inferops_module_utils.page_cache')
 
 
 pc = load_utils()

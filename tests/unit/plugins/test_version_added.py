@@ -45,7 +45,8 @@ def versions_added(doc, where=""):
 
 RELEASES = load("changelogs/changelog.yaml")["releases"]
 CURRENT = str(load("galaxy.yml")["version"])
-NEXT = "%s.%d.0" % (CURRENT.split(".")[0], int(CURRENT.split(".")[1]) + 1)
+_MAJOR, _MINOR = CURRENT.split(".")[:2]
+NEXT = "%s.%d.0" % (_MAJOR, int(_MINOR) + 1)
 RELEASED_IN = {}
 for _version, _release in RELEASES.items():
     for _name in [m["name"] for m in _release.get("modules", [])] + [

@@ -21,6 +21,7 @@ import time
 import pytest
 
 from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc
+from ansible_collections.inferops.node.plugins.module_utils import sysfs as sysfs_utils
 from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter
 from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 
@@ -368,7 +369,7 @@ def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatc
         return real(fd, offset, length, advice)
 
     monkeypatch.setattr(pc.os, 'posix_fadvise', spy)
-    monkeypatch.setattr(pc, 'readahead_window', lambda dev, sysfs='/sys': 256 * 1024)
+    monkeypatch.setattr(pc, 'readahead_window', lambda dev: 256 * 1024)
     files, chunks = pc.plan(pc.collect_files([cold_file]), MIB)
     pc.warm(files, chunks, 2, MIB)
     size = os.path.getsize(cold_file)
@@ -377,7 +378,7 @@ def test_warm_fadvise_auto_only_below_the_readahead_window(cold_file, monkeypatc
 
     drop(cold_file)
     del calls[:]
-    monkeypatch.setattr(pc, 'readahead_window', lambda dev, sysfs='/sys': MIB)  # window covers the chunk
+    monkeypatch.setattr(pc, 'readahead_window', lambda dev: MIB)  # window covers the chunk
     files, chunks = pc.plan(pc.collect_files([cold_file]), MIB)
     pc.warm(files, chunks, 2, MIB)
     assert calls == []
@@ -486,6 +487,12 @@ def test_status_file_readers_never_see_partial_json(tmp_path):
 
 # --------------------------------------------------------------------------- worker defaults
 
+def fake_sys_root(tmp_path, monkeypatch):
+    """module_utils.sysfs reads under tmp_path; the fake /sys is tmp_path/sys."""
+    monkeypatch.setattr(sysfs_utils, 'ROOT', str(tmp_path))
+    return tmp_path / 'sys'
+
+
 def fake_disk(sysfs, majmin, devpath, rotational='0', ra_kb='128', max_kb='1280', slaves=(), partition=None):
     """Create /sys/devices/<devpath> with queue files and /sys/dev/block/<majmin> -> it."""
     disk = sysfs / 'devices' / devpath
@@ -507,8 +514,8 @@ def fake_disk(sysfs, majmin, devpath, rotational='0', ra_kb='128', max_kb='1280'
     return os.makedev(*[int(x) for x in majmin.split(':')])
 
 
-def test_default_workers_rule(tmp_path):
-    sysfs = tmp_path / 'sys'
+def test_default_workers_rule(tmp_path, monkeypatch):
+    sysfs = fake_sys_root(tmp_path, monkeypatch)
     nvme = fake_disk(sysfs, '259:1', 'pci0/nvme/nvme0/nvme0n1', partition='nvme0n1p1')
     hdd = fake_disk(sysfs, '8:0', 'pci0/ata1/host0/block/sda', rotational='1')
     virt = fake_disk(sysfs, '254:0', 'pci0/virtio1/block/vda', rotational='1')
@@ -520,29 +527,29 @@ def test_default_workers_rule(tmp_path):
     mdh = fake_disk(sysfs, '9:1', 'virtual/block/md1', slaves=['pci0/ata2/host1/block/sdb',
                                                                'pci0/ata3/host2/block/sdc'])
     anon = os.makedev(0, 45)
-    assert pc.classify_device(nvme, str(sysfs)) == ('nvme', 1)
-    assert pc.classify_device(hdd, str(sysfs)) == ('hdd', 1)
-    assert pc.classify_device(virt, str(sysfs)) == ('virtual', 1)
-    assert pc.classify_device(md, str(sysfs)) == ('nvme', 2)
-    assert pc.classify_device(anon, str(sysfs)) == ('none', 0)
-    assert pc.default_workers([nvme], nproc=2, sysfs=str(sysfs))[0] == 4
-    assert pc.default_workers([nvme], nproc=16, sysfs=str(sysfs))[0] == 16
-    assert pc.default_workers([nvme], nproc=128, sysfs=str(sysfs))[0] == 32
-    assert pc.default_workers([md], nproc=2, sysfs=str(sysfs))[0] == 8
-    assert pc.default_workers([hdd], nproc=16, sysfs=str(sysfs))[0] == 2
-    assert pc.default_workers([mdh], nproc=16, sysfs=str(sysfs))[0] == 4
-    assert pc.default_workers([anon], nproc=2, sysfs=str(sysfs))[0] == 8
-    count, rule = pc.default_workers([hdd, nvme], nproc=8, sysfs=str(sysfs))
+    assert pc.classify_device(nvme) == ('nvme', 1)
+    assert pc.classify_device(hdd) == ('hdd', 1)
+    assert pc.classify_device(virt) == ('virtual', 1)
+    assert pc.classify_device(md) == ('nvme', 2)
+    assert pc.classify_device(anon) == ('none', 0)
+    assert pc.default_workers([nvme], nproc=2)[0] == 4
+    assert pc.default_workers([nvme], nproc=16)[0] == 16
+    assert pc.default_workers([nvme], nproc=128)[0] == 32
+    assert pc.default_workers([md], nproc=2)[0] == 8
+    assert pc.default_workers([hdd], nproc=16)[0] == 2
+    assert pc.default_workers([mdh], nproc=16)[0] == 4
+    assert pc.default_workers([anon], nproc=2)[0] == 8
+    count, rule = pc.default_workers([hdd, nvme], nproc=8)
     assert count == 8 and '8:0' in rule and '259:1' in rule
-    assert pc.default_workers([], nproc=2, sysfs=str(sysfs))[0] == 4
+    assert pc.default_workers([], nproc=2)[0] == 4
 
 
-def test_readahead_window(tmp_path):
-    sysfs = tmp_path / 'sys'
+def test_readahead_window(tmp_path, monkeypatch):
+    sysfs = fake_sys_root(tmp_path, monkeypatch)
     part = fake_disk(sysfs, '259:1', 'pci0/nvme/nvme0/nvme0n1', ra_kb='128', max_kb='512', partition='p1')
     big = fake_disk(sysfs, '254:0', 'pci0/virtio1/block/vda', ra_kb='8192', max_kb='4096')
     tiny = fake_disk(sysfs, '8:0', 'pci0/ata/sda', ra_kb='0', max_kb='64')
-    assert pc.readahead_window(part, str(sysfs)) == 512 * 1024
-    assert pc.readahead_window(big, str(sysfs)) == 8 * MIB
-    assert pc.readahead_window(tiny, str(sysfs)) == 128 * 1024
-    assert pc.readahead_window(os.makedev(0, 40), str(sysfs)) == 2 * MIB
+    assert pc.readahead_window(part) == 512 * 1024
+    assert pc.readahead_window(big) == 8 * MIB
+    assert pc.readahead_window(tiny) == 128 * 1024
+    assert pc.readahead_window(os.makedev(0, 40)) == 2 * MIB
