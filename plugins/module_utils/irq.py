@@ -694,6 +694,13 @@ def managed_status(number, name, record):
 NVME_QUEUE = re.compile(r'^(nvme\d+)q(\d+)$')
 
 
+def affinity(number):
+    """IRQ ``number``'s ``smp_affinity_list`` (where it may go) and ``effective_affinity_list`` (where the
+    kernel delivers it now), each stripped, None when unreadable: what every IRQ reader reports."""
+    return {'smp_affinity_list': (sysfs.read_attr(AFFINITY % number) or '').strip() or None,
+            'effective_affinity_list': (sysfs.read_attr(EFFECTIVE % number) or '').strip() or None}
+
+
 def irq_table(record=None):
     """Every numbered IRQ of ``/proc/interrupts``, in number order, as a dict: ``irq``, ``name``, ``chip``,
     ``hwirq``, ``type`` (edge/level), ``count`` (all CPUs) and ``counts`` (per CPU), ``smp_affinity_list``,
@@ -721,8 +728,7 @@ def irq_table(record=None):
             'hwirq': (sysfs.read_attr(base + 'hwirq') or '').strip() or None,
             'type': (sysfs.read_attr(base + 'type') or '').strip() or None,
             'count': sum(entry['counts']), 'counts': entry['counts'],
-            'smp_affinity_list': (sysfs.read_attr(AFFINITY % number) or '').strip() or None,
-            'effective_affinity_list': (sysfs.read_attr(EFFECTIVE % number) or '').strip() or None,
+            **affinity(number),
             'node': node if node is not None and node >= 0 else None,
             'pci_address': device.get('pci_address'), 'driver': device.get('driver'),
             'numa_node': device.get('numa_node'),

@@ -136,9 +136,7 @@ def _irqs(pci_address, labels):
         name = irq.irq_name(number, labels.get(number))
         direction, queue = queue_of_irq(name)
         result.append({
-            'irq': number, 'name': name, 'direction': direction, 'queue': queue,
-            'smp_affinity_list': (sysfs.read_attr(irq.AFFINITY % number) or '').strip() or None,
-            'effective_affinity_list': (sysfs.read_attr(irq.EFFECTIVE % number) or '').strip() or None,
+            'irq': number, 'name': name, 'direction': direction, 'queue': queue, **irq.affinity(number),
         })
     return result
 

@@ -507,12 +507,15 @@ def classify(runner, spec, own, path, by_kname):
              'blkid': {}, 'signatures': []}
     if not entry['exists']:
         return entry
-    real = sysfs.realpath(path)
-    kname = os.path.basename(real)
-    entry.update(device=real, kname=kname)
-    if not sysfs.exists('/sys/class/block/%s' % kname) or os.path.dirname(real) != '/dev':
-        entry.update(usage='invalid', detail='is not a block device (%s)' % real)
+    try:
+        resolved = blockdev.resolve_device(path)
+    except blockdev.BlockDevError:
+        real = sysfs.realpath(path)
+        entry.update(device=real, kname=os.path.basename(real), usage='invalid',
+                     detail='is not a block device (%s)' % real)
         return entry
+    real, kname = resolved['device'], resolved['kname']
+    entry.update(device=real, kname=kname)
     if sysfs.exists('/sys/class/block/%s/partition' % kname):
         entry.update(usage='invalid', detail='is a partition (%s), not a whole device' % real)
         return entry
