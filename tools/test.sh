@@ -17,7 +17,7 @@ stage_yamllint() { yamllint -s .; }
 stage_ansible_lint() { ansible-lint --profile production --offline; }
 stage_changelog() { antsibull-changelog lint; }
 stage_role_docs() { python tools/role_readme.py --check; }
-# The rollout's mechanics ride along (tests/rollout/run.sh --ci, ~50 s; the full run
+# The rollout's mechanics and verify gate ride along (tests/rollout/run.sh --ci, ~70 s; the full run
 # of about 3 min is not in CI): no guest, hosts that are the controller itself.
 stage_preflight() {
   local status=0

@@ -2,11 +2,13 @@
 # playbooks/rollout.yml's mechanics on three hosts that are the controller itself
 # (no guest): a clean rollout in the planned waves, a failure injected into the
 # second wave halting with the third host untouched, and the rerun resuming;
-# then an NVMe-oF pool's tiers (targets before initiators) on four such hosts.
+# then an NVMe-oF pool's tiers (targets before initiators) on four such hosts;
+# last, the built-in verify gate (gates.yml) against a real tritonserver on the
+# controller (tests/triton_host_server.sh).
 #
-# --ci: the subset CI runs (stage preflight of tools/test.sh, about 60 s): the
+# --ci: the subset CI runs (stage preflight of tools/test.sh, about 70 s): the
 # failure within a budget, the bad input refused and the pool's bad input, halt
-# and resume - five of the nine ansible-playbook runs; the mechanics group's clean
+# and resume, the verify gate - nine of the thirteen ansible-playbook runs; the mechanics group's clean
 # rollout, its rerun and its halt and resume are left to a full run (and to the
 # unit tests of the plan and the record; molecule/rollout runs them on guests).
 set -uo pipefail
@@ -15,7 +17,9 @@ ci=false
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=tests/triton_host_server.sh
+. tests/triton_host_server.sh
+trap 'triton_stop; rm -rf "$work"' EXIT
 status=0
 gates=$root/tests/rollout
 # One ansible-playbook run of the rollout, its output in $work/<name>.out: the inventory's site groups
@@ -123,6 +127,48 @@ check "pool: the rerun retries t2, then the initiators (rc $rc)" test "$rc" = 0 
 check "pool: each initiator relabelled by the rollout, no target" test \
   "$(cd "$work" && echo labels-*)" = "labels-i1 labels-i2"
 check "... the feature file with its expiry" grep -q '^# +expiry-time=20' "$work/labels-i1"
+
+# 7. the built-in verify gate (playbooks/tasks/rollout_verify.yml) against a real tritonserver on the
+#    controller (tests/triton_host_server.sh, the lab's toy model identity), warmed up by the warmup role
+PYTHON=${PYTHON:-$root/.venv/bin/python} WORK=$work/triton PORT=${GATE_PORT:-28660}
+mkdir -p "$WORK/models"
+cp -r molecule/serving/files/models/identity "$WORK/models/identity"
+gate() {  # case: tests/rollout/gates.yml on the controller, its output in $work/gate_<case>.out
+  ansible-playbook -i gates, -c local tests/rollout/gates.yml -e "ansible_python_interpreter=$PYTHON" \
+    -e "gate_case=$1" -e "gate_url=http://127.0.0.1:$PORT" -e "gate_repository=$WORK/models" -e "gate_work=$work" \
+    >"$work/gate_$1.out" 2>&1
+}
+# passed TASK CASE: the gate task ran and passed in that case's output (not skipped, not failed)
+# shellcheck disable=SC2317  # called through check
+passed() { "$PYTHON" - "$work/gate_$2.out" "$1" <<'PY'
+import re, sys
+text, task = open(sys.argv[1]).read(), sys.argv[2]
+block = re.search(r'TASK \[' + re.escape(task) + r'\][^\n]*\n(.*?)(?=\nTASK |\nPLAY RECAP)', text, re.S)
+sys.exit(0 if block and re.search(r'^ok: ', block.group(1), re.M) and 'failed:' not in block.group(1)
+         and 'fatal:' not in block.group(1) else 1)
+PY
+}
+if triton_start gates "$WORK/models"; then
+  gate healthy; rc=$?
+  check "gate: a healthy Triton node passes the built-in verify gate (rc $rc)" test "$rc" = 0
+  for task in "Gate - every Triton instance ready" "Gate - every model ready on every instance" \
+      "Gate - the warm-up P99 of every model within inferops_rollout_warmup_p99_ms"; do
+    check "... $task ran and passed" passed "$task" healthy
+  done
+  gate slow; rc=$?
+  check "gate: a warm-up P99 above the bound stops the host (rc $rc), naming model, endpoint, P99 and bound" \
+    test "$rc" != 0 -a "$(grep -cE "warm-up of model identity on http://127.0.0.1:$PORT: P99 [0-9.]+ ms \(steady_p99_ms\) above the bound of 0.001 ms" "$work/gate_slow.out")" -ge 1
+  gate missing_model; rc=$?
+  check "gate: a model the servers do not serve stops the host at the model gate (rc $rc)" test "$rc" != 0 -a \
+    "$(grep -c "/v2/models/missing/ready" "$work/gate_missing_model.out")" -ge 1
+  check "... after the instance gate passed" passed "Gate - every Triton instance ready" missing_model
+  triton_stop
+  gate down; rc=$?
+  check "gate: a server that does not answer stops the host at the instance gate (rc $rc)" test "$rc" != 0 -a \
+    "$(grep -A3 "TASK \[Gate - every Triton instance ready\]" "$work/gate_down.out" | grep -c "failed:")" -ge 1
+else
+  check "gate: tritonserver started on the controller ($WORK/gates.log)" false
+fi
 
 if [ "$status" != 0 ]; then
   for out in "$work"/*.out; do echo "== $out"; tail -40 "$out"; done
