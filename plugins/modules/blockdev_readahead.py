@@ -222,6 +222,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
+from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
@@ -287,7 +288,7 @@ def rule_match(runner, entry):
     if kind == 'md':
         # ENV{MD_UUID} is imported by 63-md-raid-arrays.rules, after a 61-* rule ran: match the
         # kernel's md/uuid attribute instead (same UUID, kernel notation).
-        uuid = sysfs.read_attr('/sys/block/%s/md/uuid' % kname)
+        uuid = blockdev.md_sysfs_state(kname)['uuid']
         if udev_value_ok(uuid) and uuid.strip('0-'):
             return 'KERNEL=="md*", ATTR{md/uuid}=="%s"' % uuid, None
         uuid = prop('MD_UUID')
@@ -296,15 +297,15 @@ def rule_match(runner, entry):
                 '%s (%s): the kernel has no md/uuid attribute; the rule matches ENV{MD_UUID}, which udev sets in '
                 '63-md-raid-arrays.rules - rules_file must sort after it (e.g. 64-*.rules)' % (entry['device'], kname))
     elif kind in ('nvme', 'nvme-of'):
-        wwn = prop('ID_WWN') or sysfs.read_attr('/sys/block/%s/wwid' % kname)
+        namespace = nvme_fabrics.namespace(kname)
+        wwn = prop('ID_WWN') or namespace['wwid']
         if udev_value_ok(wwn):
             return 'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_WWN}=="%s"' % wwn, None
         serial = prop('ID_SERIAL')
-        nsid = sysfs.read_attr('/sys/block/%s/nsid' % kname)
         if udev_value_ok(serial):
             match = 'KERNEL=="nvme*", ENV{DEVTYPE}=="disk", ENV{ID_SERIAL}=="%s"' % serial
-            if nsid and nsid.isdigit():
-                match += ', ATTR{nsid}=="%s"' % nsid
+            if namespace['nsid'] is not None:
+                match += ', ATTR{nsid}=="%d"' % namespace['nsid']
             return match, None
     elif kind == 'dm':
         uuid = prop('DM_UUID') or sysfs.read_attr('/sys/block/%s/dm/uuid' % kname)
