@@ -59,6 +59,12 @@ def nvme_fabrics_mount_plan(mounts, connections, boot_timeout=None):
     return nvme_fabrics.mount_plan(as_list(name, mounts, 'mounts'), as_list(name, connections, 'connections'), boot_timeout)
 
 
+def nvme_fabrics_mount_filesystems(plan, devices):
+    """The mount plan checked against what blockdev_info read on the namespaces: {errors, mounts}."""
+    name = 'nvme_fabrics_mount_filesystems'
+    return nvme_fabrics.mount_filesystems(as_list(name, plan, 'plan'), as_list(name, devices, 'devices'))
+
+
 class FilterModule(object):
     """NVMe-oF host filters."""
 
@@ -68,5 +74,6 @@ class FilterModule(object):
             'nvme_fabrics_connections': nvme_fabrics_connections,
             'nvme_fabrics_host_identity': nvme_fabrics_host_identity,
             'nvme_fabrics_identity_errors': nvme_fabrics_identity_errors,
+            'nvme_fabrics_mount_filesystems': nvme_fabrics_mount_filesystems,
             'nvme_fabrics_mount_plan': nvme_fabrics_mount_plan,
         }

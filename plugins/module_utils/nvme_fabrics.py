@@ -28,7 +28,8 @@ every refusal at once):
   and what is wrong with them, duplicates across hosts included.
 * ``initiator_errors()`` / ``initiator_connections()`` / ``identity_duplicates()`` /
   ``mount_plan()`` - the role's whole input, what it hands ``nvme_connect``, host NQNs or IDs
-  shared by two hosts, and its mounts resolved against the connections.
+  shared by two hosts, and its mounts resolved against the connections; ``mount_filesystems()`` -
+  those mounts checked against the filesystems read on the namespaces, by UUID.
 
 Paths go through ``module_utils.sysfs`` so unit tests can point them at a recorded tree.
 """
@@ -49,7 +50,7 @@ __all__ = [
     'matches', 'expected_ctrl_loss_tmo',
     'parse_discovery', 'device_in_use', 'online_cpus', 'CONNECTED_STATES', 'DEFAULT_SVCID',
     'default_name', 'connection_key', 'describe', 'check_connection', 'duplicate_connections',
-    'initiator_errors', 'initiator_connections', 'identity_duplicates', 'mount_plan',
+    'initiator_errors', 'initiator_connections', 'identity_duplicates', 'mount_plan', 'mount_filesystems',
     'host_identity', 'identity_errors', 'HOSTNQN_FILE', 'HOSTID_FILE',
 ]
 
@@ -512,6 +513,36 @@ def mount_plan(mounts, connections, boot_timeout=None):
                        'device': devices[0] if devices else None,
                        'opts': ','.join(sorted(set(opts), key=opts.index))})
     return result
+
+
+def mount_filesystems(plan, devices):
+    """What the role mounts, from its ``mount_plan`` and what module ``blockdev_info`` read on the namespaces
+    (``devices``, matched by path): ``{'errors', 'mounts'}``.
+
+    A namespace that does not hold the declared filesystem (another one, none, or a probe that failed) is an
+    error, naming mount point, device, namespace and subsystem: this role never creates filesystems on
+    fabric namespaces. The others become ``xfs_mount`` entries whose source is the filesystem UUID, never
+    the kernel's device name (nvme1n1 changes between boots). Mounts of namespaces that are not there
+    (no device) are left to their fstab entry's nofail, as before.
+    """
+    by_path = dict((entry.get('path'), entry) for entry in devices or [])
+    errors, mounts = [], []
+    for mount in plan or []:
+        if mount.get('state') != 'mounted' or not mount.get('device'):
+            continue
+        found = by_path.get(mount['device']) or {'problem': 'not read'}
+        where = '%s: %s (namespace %s of %s)' % (mount['path'], mount['device'], mount.get('nsid'), mount.get('subnqn'))
+        if found.get('problem'):
+            errors.append('%s could not be read: %s' % (where, found['problem']))
+        elif found.get('fstype') != mount['fstype']:
+            errors.append('%s holds %s, not %s; this role never creates filesystems on fabric namespaces (create it '
+                          'on the target)' % (where, json.dumps(found.get('fstype') or 'no filesystem'), mount['fstype']))
+        elif not found.get('uuid'):
+            errors.append('%s holds %s without a filesystem UUID; fstab names fabric filesystems by UUID (set one '
+                          'on the target: xfs_admin -U generate)' % (where, mount['fstype']))
+        else:
+            mounts.append({'path': mount['path'], 'src': 'UUID=' + found['uuid'], 'opts': mount['opts']})
+    return {'errors': errors, 'mounts': mounts}
 
 
 def host_identity(existing_nqn='', existing_id='', generated_nqn='', hostnqn=None, hostid=None):

@@ -37,6 +37,7 @@ def test_errors_filter_passes_mounts_and_settings():
     (lambda: FILTERS['nvme_fabrics_identity_errors'](IDENT, ['compute1']), 'identities must be hostvars or a dict'),
     (lambda: FILTERS['nvme_fabrics_mount_plan']([{'path': '/m'}], 'x'), 'connections must be a list'),
     (lambda: FILTERS['nvme_fabrics_mount_plan']([], [], boot_timeout='600'), 'boot_timeout must be an integer'),
+    (lambda: FILTERS['nvme_fabrics_mount_filesystems']([], {'devices': []}), 'devices must be a list'),
 ])
 def test_wrong_input_types_are_filter_errors(call, message):
     with pytest.raises(AnsibleFilterError, match=message.replace('(', r'\(')):

@@ -186,3 +186,34 @@ def test_mount_waits_for_its_device_as_long_as_the_boot_units_try():
     assert plan[0]['opts'] == '_netdev,nofail,ro,x-systemd.requires=u.service,x-systemd.device-timeout=1200s'
     # no boot unit (persistent connections not made yet): nothing to wait for
     assert 'device-timeout' not in fabrics.mount_plan([{'path': '/m', 'subnqn': SUB}], [], boot_timeout=600)[0]['opts']
+
+
+def test_mounts_are_checked_against_the_filesystems_read_and_made_by_uuid():
+    """mount_filesystems on a plan as mount_plan makes it and devices as blockdev_info reads them."""
+    def planned(path, device, fstype='xfs', state='mounted', nsid=1):
+        return {'path': path, 'subnqn': SUB, 'nsid': nsid, 'fstype': fstype, 'state': state, 'device': device,
+                'opts': '_netdev,nofail,ro'}
+
+    def read(device, fstype=None, uuid=None, problem=None):
+        return {'path': device, 'device': device, 'fstype': fstype, 'uuid': uuid, 'problem': problem}
+
+    uuid = '30e939a0-d46d-4438-ac46-814cc3415c0c'
+    plan = [planned('/srv/models', '/dev/nvme1n1'), planned('/srv/gone', None), planned('/srv/old', '/dev/nvme1n3', state='absent')]
+    assert fabrics.mount_filesystems(plan, [read('/dev/nvme1n1', 'xfs', uuid)]) == {
+        'errors': [], 'mounts': [{'path': '/srv/models', 'src': 'UUID=' + uuid, 'opts': '_netdev,nofail,ro'}]}
+    plan = [planned('/srv/a', '/dev/nvme1n1'), planned('/srv/b', '/dev/nvme1n2', nsid=2), planned('/srv/c', '/dev/nvme1n3', nsid=3),
+            planned('/srv/d', '/dev/nvme1n4', nsid=4), planned('/srv/e', '/dev/nvme1n5', nsid=5)]
+    found = fabrics.mount_filesystems(plan, [
+        read('/dev/nvme1n1', 'ext4', 'x'), read('/dev/nvme1n2'), read('/dev/nvme1n3', 'xfs'),
+        read('/dev/nvme1n4', problem='blkid -p -o export /dev/nvme1n4 failed (rc=4): I/O error')])
+    assert found['mounts'] == []
+    assert found['errors'] == [
+        '/srv/a: /dev/nvme1n1 (namespace 1 of %s) holds "ext4", not xfs; this role never creates filesystems on fabric '
+        'namespaces (create it on the target)' % SUB,
+        '/srv/b: /dev/nvme1n2 (namespace 2 of %s) holds "no filesystem", not xfs; this role never creates filesystems '
+        'on fabric namespaces (create it on the target)' % SUB,
+        '/srv/c: /dev/nvme1n3 (namespace 3 of %s) holds xfs without a filesystem UUID; fstab names fabric filesystems '
+        'by UUID (set one on the target: xfs_admin -U generate)' % SUB,
+        '/srv/d: /dev/nvme1n4 (namespace 4 of %s) could not be read: blkid -p -o export /dev/nvme1n4 failed (rc=4): '
+        'I/O error' % SUB,
+        '/srv/e: /dev/nvme1n5 (namespace 5 of %s) could not be read: not read' % SUB]
