@@ -11,9 +11,9 @@
 * ``parse_mdstat``, ``parse_mdadm_export``, ``parse_mdadm_detail`` and ``md_sysfs_state`` read
   md array state; ``md_stripe_width_kb`` computes an array's full stripe width, ``md_default_read_ahead_kb``
   the read-ahead an array gets from it.
-* ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``drive_identity`` - those with its serial,
-  model, firmware and size (what ``md_info`` reports per member; ``nvme_devices`` takes a namespace's from
-  its controller);
+* ``by_id_paths`` - the ``/dev/disk/by-id`` links of a device; ``device_identity`` - a drive's serial, model
+  and firmware (``nvme_devices`` reads each controller's with it); ``drive_identity`` - a block device's
+  links, identity and size (what ``md_info`` reports per member);
   ``queue_settings`` - its request
   queue (scheduler, read-ahead, nr_requests, request sizes, hardware queues) from sysfs;
   ``check_read_ahead_kb`` - the read-ahead rule (integer, not negative, whole pages).
@@ -34,7 +34,7 @@ __all__ = [
     'udev_properties', 'lsblk_json', 'blkid_probe', 'wipefs_probe', 'probe_usage',
     'holders', 'partitions', 'parse_mdstat', 'parse_mdadm_export', 'parse_mdadm_detail',
     'md_sysfs_state', 'md_stripe_width_kb', 'md_default_read_ahead_kb', 'md_level_number', 'md_members_from_export',
-    'parse_sync_completed', 'by_id_paths', 'drive_identity', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
+    'parse_sync_completed', 'by_id_paths', 'device_identity', 'drive_identity', 'parse_scheduler', 'queue_settings', 'check_read_ahead_kb',
     'PAGE_KB',
 ]
 
@@ -529,19 +529,25 @@ def by_id_paths(kname):
     return sorted(paths, key=lambda p: (bool(re.search(r'/(nvme-eui\.|nvme-nvme\.|wwn-)', p)), len(p), p))
 
 
+def device_identity(path):
+    """``{serial, model, firmware}`` of the device at sysfs ``path`` (an NVMe controller
+    ``/sys/class/nvme/nvme0``, a block device's ``device`` link): its ``serial``, ``model`` and
+    ``firmware_rev``, stripped, None when missing or blank. The one reader of a drive's identity."""
+    def attr(name):
+        value = sysfs.read_attr('%s/%s' % (path, name))
+        return value.strip() if value is not None and value.strip() else None
+    return {'serial': attr('serial'), 'model': attr('model'), 'firmware': attr('firmware_rev')}
+
+
 def drive_identity(kname):
     """``{by_id, by_id_all, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when
-    unknown): ``by_id_paths``, the ``device``'s ``serial``/``model``/``firmware_rev`` (an NVMe namespace's
-    controller, or a multipath head's subsystem), the size in bytes."""
+    unknown): ``by_id_paths``, the ``device_identity`` of its ``device`` (an NVMe namespace's controller, or a
+    multipath head's subsystem), the size in bytes."""
     base = '/sys/class/block/%s' % kname
     sectors = sysfs.read_int(base + '/size')
-
-    def attr(name):
-        value = sysfs.read_attr('%s/device/%s' % (base, name))
-        return value.strip() if value is not None and value.strip() else None
     ids = by_id_paths(kname)
-    return {'by_id': ids[0] if ids else None, 'by_id_all': ids, 'serial': attr('serial'), 'model': attr('model'),
-            'firmware': attr('firmware_rev'), 'size_bytes': sectors * 512 if sectors is not None else None}
+    return dict(device_identity(base + '/device'), by_id=ids[0] if ids else None, by_id_all=ids,
+                size_bytes=sectors * 512 if sectors is not None else None)
 
 
 def parse_scheduler(text):

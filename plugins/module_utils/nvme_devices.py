@@ -32,12 +32,6 @@ __all__ = ['controllers', 'namespace_controllers', 'namespaces']
 _NS_RE = re.compile(r'^nvme\d+n\d+$')
 
 
-def _text(path):
-    value = sysfs.read_attr(path)
-    value = value.strip() if value is not None else None
-    return value or None
-
-
 def _node(path):
     node = sysfs.read_int(path)
     return node if node is not None and node >= 0 else None
@@ -49,13 +43,13 @@ def controllers():
     transport pcie, ``pci_address``, ``driver`` and ``pci_link`` (``pci.link``); None elsewhere."""
     result = []
     for ctrl in nvme_fabrics.controllers():
-        base = '/sys/class/nvme/%s/' % ctrl['name']
+        base = '/sys/class/nvme/%s' % ctrl['name']
         pcie = ctrl['transport'] == 'pcie'
         address = ctrl['address'] if pcie else None
         entry = dict(ctrl)
+        entry.update(blockdev.device_identity(base))
         entry.update(
-            model=_text(base + 'model'), serial=_text(base + 'serial'), firmware=_text(base + 'firmware_rev'),
-            numa_node=_node(base + 'numa_node'), pci_address=address, driver=pci.driver(base + 'device') if pcie else None,
+            numa_node=_node(base + '/numa_node'), pci_address=address, driver=pci.driver(base + '/device') if pcie else None,
             pci_link=pci.link(address) if address else None,
             namespaces=[],
         )
