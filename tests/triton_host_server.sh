@@ -31,7 +31,9 @@ triton_start() {
     --exit-on-error=false "$@" >"$WORK/$name.log" 2>&1 &
   SERVER=$!
   for _ in $(seq 120); do
-    if curl -sf -o /dev/null "http://127.0.0.1:$PORT/v2/health/live"; then return 0; fi
+    # Python's urllib rather than curl, which bootstrap.sh does not install.
+    if "$PYTHON" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+        "http://127.0.0.1:$PORT/v2/health/live" 2>/dev/null; then return 0; fi
     sleep 1
   done
   cat "$WORK/$name.log" >&2
