@@ -543,11 +543,9 @@ def drive_identity(kname):
     """``{by_id, by_id_all, serial, model, firmware, size_bytes}`` of a block device from sysfs (None when
     unknown): ``by_id_paths``, the ``device_identity`` of its ``device`` (an NVMe namespace's controller, or a
     multipath head's subsystem), the size in bytes."""
-    base = '/sys/class/block/%s' % kname
-    sectors = sysfs.read_int(base + '/size')
     ids = by_id_paths(kname)
-    return dict(device_identity(base + '/device'), by_id=ids[0] if ids else None, by_id_all=ids,
-                size_bytes=sectors * 512 if sectors is not None else None)
+    return dict(device_identity('/sys/class/block/%s/device' % kname), by_id=ids[0] if ids else None,
+                by_id_all=ids, size_bytes=sysfs.block_size_bytes(kname))
 
 
 def parse_scheduler(text):

@@ -170,13 +170,12 @@ def namespace(kname):
     """NVMe namespace block device ``kname`` as ``/sys/class/block/<kname>`` shows it: ``name``, ``device``,
     ``exists`` (its node in /dev), ``nsid``, ``size_bytes``, ``wwid``, ``read_ahead_kb`` (None where unknown)."""
     base = '/sys/class/block/%s' % kname
-    size = sysfs.read_int('%s/size' % base)
     return {
         'name': kname,
         'device': '/dev/%s' % kname,
         'exists': sysfs.exists('/dev/%s' % kname),
         'nsid': sysfs.read_int('%s/nsid' % base),
-        'size_bytes': size * 512 if size is not None else None,
+        'size_bytes': sysfs.block_size_bytes(kname),
         'wwid': (sysfs.read_attr('%s/wwid' % base) or '').strip() or None,
         'read_ahead_kb': sysfs.read_int('%s/queue/read_ahead_kb' % base),
     }

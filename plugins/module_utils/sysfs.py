@@ -115,6 +115,13 @@ def read_int(path, default=None):
         return default
 
 
+def block_size_bytes(kname):
+    """Size of block device ``kname`` in bytes: ``/sys/class/block/<kname>/size`` counts 512-byte sectors,
+    whatever the device's logical block size. None when unreadable."""
+    sectors = read_int('/sys/class/block/%s/size' % kname)
+    return sectors * 512 if sectors is not None else None
+
+
 def kernel_release():
     """The running kernel's release (``6.1.0-57-amd64``, from ``/proc/sys/kernel/osrelease``), None when
     it cannot be read."""

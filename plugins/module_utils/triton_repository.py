@@ -12,13 +12,15 @@
   in words that follow the repository's variable (``... = "/data/models": <problem>``).
 
 Symbolic links are followed as Triton follows them (a model directory may be a link onto another
-filesystem). Standard library only.
+filesystem). Standard library and ``textfile`` only.
 """
 
 from __future__ import annotations
 
 import os
 import re
+
+from .textfile import read_text
 
 __all__ = ['read_repository', 'layout_problems', 'onnx_runtime', 'thread_parameters_outside_blocks']
 
@@ -42,18 +44,17 @@ def _visible_entries(path):
     return [(name, os.path.join(path, name)) for name in names if not name.startswith('.')]
 
 
-def _read_text(path):
-    try:
-        with open(path, 'rb') as handle:
-            return handle.read().decode('utf-8', 'replace')
-    except OSError:
-        return None
+def _fields(config_text):
+    return dict(_FIELD.findall(config_text or ''))
+
+
+def _runs_on_onnx(fields):
+    return fields.get('platform') == 'onnxruntime_onnx' or fields.get('backend') == 'onnxruntime'
 
 
 def onnx_runtime(config_text):
     """Whether a config's model runs on ONNX Runtime: platform onnxruntime_onnx or backend onnxruntime."""
-    fields = dict((name, value) for name, value in _FIELD.findall(config_text or ''))
-    return fields.get('platform') == 'onnxruntime_onnx' or fields.get('backend') == 'onnxruntime'
+    return _runs_on_onnx(_fields(config_text))
 
 
 def thread_parameters_outside_blocks(config_text):
@@ -64,8 +65,8 @@ def thread_parameters_outside_blocks(config_text):
 
 def _model(name, path):
     config_path = os.path.join(path, CONFIG)
-    text = _read_text(config_path) if os.path.isfile(config_path) else None
-    fields = dict(_FIELD.findall(text or ''))
+    text = read_text(config_path) if os.path.isfile(config_path) else None
+    fields = _fields(text)
     versions = sorted(int(entry) for entry, entry_path in _visible_entries(path)
                       if entry.isdigit() and os.path.isdir(entry_path))
     return {
@@ -75,7 +76,7 @@ def _model(name, path):
         'versions': versions,
         'platform': fields.get('platform'),
         'backend': fields.get('backend'),
-        'onnx_runtime': onnx_runtime(text),
+        'onnx_runtime': _runs_on_onnx(fields),
         'thread_parameters_outside_blocks': thread_parameters_outside_blocks(text),
     }
 

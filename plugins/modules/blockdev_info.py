@@ -133,9 +133,8 @@ def read_device(runner, path):
         return entry
     kname = resolved['kname']
     kind = blockdev.device_kind(kname)
-    sectors = sysfs.read_int('/sys/class/block/%s/size' % kname)
     entry.update(device=resolved['device'], kname=kname, kind=kind['kind'], transport=kind['transport'],
-                 size_bytes=sectors * 512 if sectors is not None else None,
+                 size_bytes=sysfs.block_size_bytes(kname),
                  read_ahead_kb=sysfs.read_int('/sys/class/block/%s/queue/read_ahead_kb' % kname),
                  holders=blockdev.holders(kname))
     try:

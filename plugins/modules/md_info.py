@@ -474,8 +474,7 @@ def read_arrays(runner, requested, by_kname):
             entry['failed'] = len([m for m in entry['members'] if m['role'] == 'faulty'])
             entry['spare'] = len([m for m in entry['members'] if m['role'] == 'spare'])
             entry['layout'] = sysfs.read_int('/sys/block/%s/md/layout' % kname)
-            sectors = sysfs.read_int('/sys/block/%s/size' % kname)
-            entry['size_bytes'] = sectors * 512 if sectors is not None else None
+            entry['size_bytes'] = sysfs.block_size_bytes(kname)
             entry['read_ahead_kb'] = sysfs.read_int('/sys/block/%s/queue/read_ahead_kb' % kname)
             entry['blkid'], entry['signatures'] = signatures(runner, '/dev/%s' % kname)
             entry['fstype'] = entry['blkid'].get('TYPE', '')
