@@ -36,10 +36,11 @@ def docker_engine_daemon_config(value):
 
 
 def docker_engine_package_errors(value, packages, host='the host'):
-    """Problems of installing the named packages, from the host's `apt-cache policy` output."""
-    if not isinstance(value, str):
-        raise AnsibleFilterError('docker_engine_package_errors: the input must be apt-cache policy output, got %r'
-                                 % (value,))
+    """Problems of installing the named packages, from the host's `apt-cache policy` output or
+    docker_engine_info's ``packages``."""
+    if not isinstance(value, (str, dict)):
+        raise AnsibleFilterError('docker_engine_package_errors: the input must be apt-cache policy output or '
+                                 'docker_engine_info\'s packages, got %r' % (value,))
     return package_errors(packages, value, host)
 
 

@@ -132,7 +132,7 @@ def models(check, reads, expected):
 def containers(check, reads, expected):
     # The hashes compose gives the plan's definition against those on the containers: a container PASSes only
     # if it was created from exactly what the role renders now (its read-only model mount, its flags, its
-    # limits); the check does not compare those settings one by one.
+    # limits); the check does not compare those settings one by one (serving.model_mount reads the mount).
     plan = _plan(expected)
     result, services = _read(reads, 'compose_project_info', 'services')
     services = dict((s.get('name'), s) for s in services)
@@ -158,4 +158,42 @@ def containers(check, reads, expected):
     return results
 
 
-CHECKS = [ready, models, containers]
+@Check('serving.model_mount', 'The model repository mounted read-only in every server container', 'critical',
+       'docker inspect (compose_project_info): Mounts',
+       FIX + ' (docker compose up mounts the repository as the role renders it: read-only, at '
+       'triton_compose_model_repository_target; a read-write mount lets a server or a shell in its container change '
+       'the models every instance loads)')
+def model_mount(check, reads, expected):
+    # Read from the mounts the engine reports (the kernel's), not from the compose file: serving.containers proves
+    # the container matches the role's configuration through compose's hash; this says what the mount is.
+    plan = _plan(expected)
+    dummy, read_containers = _read(reads, 'compose_project_info', 'containers')
+    results = []
+    for name, service in sorted(plan['definition']['services'].items()):
+        wanted = [v for v in service.get('volumes') or [] if v.get('read_only')]
+        found = [c for c in read_containers or [] if c.get('service') == name]
+        if not found:
+            results.append(check.skip('service %s has no container (serving.containers)' % name, subject=name))
+        for container in found:
+            for volume in wanted:
+                results.append(_mount_result(check, container, volume))
+    return results
+
+
+def _mount_result(check, container, volume):
+    subject = '%s:%s' % (container['name'], volume['target'])
+    expected = {'source': volume['source'], 'rw': False}
+    mounted = [m for m in container.get('mounts') or [] if m.get('destination') == volume['target']]
+    if not mounted:
+        return check.fail(subject, expected, None, '%s has nothing mounted at %s' % (container['name'], volume['target']))
+    observed = {'source': mounted[0]['source'], 'rw': mounted[0]['rw']}
+    if observed['source'] != volume['source']:
+        return check.fail(subject, expected, observed, '%s mounts %s at %s, not %s' % (
+            container['name'], observed['source'], volume['target'], volume['source']))
+    if observed['rw']:
+        return check.fail(subject, expected, observed, '%s mounts %s read-write at %s' % (
+            container['name'], volume['source'], volume['target']))
+    return check.passed(subject, expected, observed)
+
+
+CHECKS = [ready, models, containers, model_mount]

@@ -63,7 +63,8 @@ def ps_args(project_name):
 
 
 def containers(inspect):
-    """The project's containers from ``docker inspect`` JSON: name, service, hash, image, state (one-offs left out)."""
+    """The project's containers from ``docker inspect`` JSON: name, service, hash, image, state and mounts (one-offs
+    left out)."""
     result = []
     for entry in json.loads(inspect) if inspect.strip() else []:
         labels = (entry.get('Config') or {}).get('Labels') or {}
@@ -78,6 +79,9 @@ def containers(inspect):
             'image_id': labels.get(IMAGE_LABEL),
             'state': state.get('Status'),
             'running': bool(state.get('Running')),
+            # What the kernel mounted, as the engine reports it: a bind mount's RW is false for a read-only one.
+            'mounts': [{'type': m.get('Type'), 'source': m.get('Source'), 'destination': m.get('Destination'),
+                        'rw': bool(m.get('RW'))} for m in entry.get('Mounts') or []],
         })
     return sorted(result, key=lambda c: c['name'])
 

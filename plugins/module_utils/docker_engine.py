@@ -136,9 +136,11 @@ def _major(version):
     return int(match.group(1)) if match else None
 
 
-def package_errors(packages, policy_text, host='the host'):
-    """Problems of installing the named packages on a host, from its `apt-cache policy` output."""
-    policy = parse_apt_policy(policy_text)
+def package_errors(packages, policy, host='the host'):
+    """Problems of installing the named packages on a host, from its `apt-cache policy` output or that
+    output parsed (docker_engine_info's ``packages``: {name: {installed, candidate} or None})."""
+    if isinstance(policy, str):
+        policy = parse_apt_policy(policy)
     errors = []
     for index, name in enumerate(packages or []):
         state = policy.get(name)
@@ -166,8 +168,10 @@ def verify_errors(config, info):
     """What the running daemon (`docker info --format '{{json .}}'`) reports against the config written."""
     errors = []
     if not isinstance(info, dict) or not info.get('ServerVersion'):
+        # The reason is in ServerErrors where the client fills it; docker 28 prints it on standard error only
+        # (docker_engine_info's info_error, which the role's message adds).
         reason = info.get('ServerErrors') if isinstance(info, dict) else info
-        return ['docker info: no answer from the docker daemon (%s)' % _shown(reason)]
+        return ['docker info: no answer from the docker daemon' + (' (%s)' % _shown(reason) if reason else '')]
 
     def differs(what, want, got):
         errors.append('docker info: %s is %s, daemon.json says %s (was the daemon restarted?)'

@@ -35,7 +35,8 @@ from . import nvme_common as common
 from . import sysfs
 
 __all__ = ['ROOT', 'read_state', 'Configfs', 'NvmetError', 'HOST_AUTH_ATTRS', 'SUBSYS_ATTRS', 'allowed_hosts_errors',
-           'target_errors', 'target_ports', 'target_subsystems', 'IDENTITY_HINT']
+           'target_errors', 'target_ports', 'target_subsystems', 'IDENTITY_HINT', 'nguid_equal', 'write_namespace',
+           'write_port']
 
 ROOT = '/sys/kernel/config/nvmet'
 HOST_AUTH_ATTRS = ('dhchap_key', 'dhchap_ctrl_key', 'dhchap_hash', 'dhchap_dhgroup')
@@ -198,6 +199,63 @@ class Configfs(object):
                 reason = os.strerror(exc.errno) if isinstance(exc.errno, int) else 'write failed'
                 raise NvmetError('%s: %s' % (what, reason))
         self.log.append('write %s = %s' % (rel, '********' if secret else value))
+
+
+# ------------------------------------------------------------------ writes shared with the boot helper
+# The nvmet_subsystem module (apply) and the role's boot-time restore helper (inferops_nvmet_restore.py)
+# write namespaces and ports through these, each from a namespace or port as it is now.
+
+ZERO_UUID = '00000000-0000-0000-0000-000000000000'
+
+
+def nguid_equal(a, b):
+    """NGUIDs compared as the kernel shows them: unset, empty and all zeros are the same."""
+    zero = (None, '', ZERO_UUID)
+    if a in zero and b in zero:
+        return True
+    return (a or '').lower() == (b or '').lower()
+
+
+def write_namespace(cfs, nsbase, want, before):
+    """Make namespace ``nsbase`` (relative to ROOT) what ``want`` says - ``{path, uuid, nguid, enable}``, a null
+    uuid or nguid leaving the namespace's own - from ``before`` (the same keys, as it is now). The kernel refuses
+    identity writes on an enabled namespace: it is disabled first and enabled again after them."""
+    identity = []
+    if want['path'] and want['path'] != before.get('path'):
+        identity.append(('device_path', want['path']))
+    if want.get('uuid') and want['uuid'].lower() != (before.get('uuid') or '').lower():
+        identity.append(('device_uuid', want['uuid']))
+    if want.get('nguid') and not nguid_equal(want['nguid'], before.get('nguid')):
+        identity.append(('device_nguid', want['nguid']))
+    enabled = before.get('enable') or 0
+    if identity and enabled:
+        cfs.write(nsbase + '/enable', 0)
+        enabled = 0
+    for attr, value in identity:
+        cfs.write('%s/%s' % (nsbase, attr), value)
+    if enabled != want['enable']:
+        cfs.write(nsbase + '/enable', want['enable'])
+
+
+def write_port(cfs, portid, addr, param, before_addr, before_param, linked, unlink=True):
+    """Give port ``portid`` the address ``addr`` and parameters ``param`` from the ones it has now; return the
+    subsystems still linked to it. The kernel refuses address and parameter writes on an enabled port (one with
+    a subsystem linked, EACCES): with ``unlink`` the links go first (the caller links again); without (the boot
+    helper, which only adds) a different address is an NvmetError and the parameters of an enabled port stay."""
+    changes = [(key, addr[key]) for key in PORT_ADDR_ATTRS if addr.get(key) and addr[key] != before_addr.get(key)]
+    if changes and linked:
+        if not unlink:
+            raise NvmetError('port %d is enabled with another address (%s)' % (portid, ', '.join(k for k, v in changes)))
+        for nqn in sorted(linked):
+            cfs.unlink('ports/%d/subsystems/%s' % (portid, nqn))
+        linked = set()
+    for key, value in changes:
+        cfs.write('ports/%d/addr_%s' % (portid, key), value)
+    if not linked or unlink:
+        for key, value in sorted(param.items()):
+            if value != before_param.get(key):
+                cfs.write('ports/%d/param_%s' % (portid, key), value)
+    return set(linked)
 
 
 # ------------------------------------------------------------------ the role's input

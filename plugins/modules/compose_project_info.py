@@ -110,7 +110,10 @@ summary:
   elements: str
   sample: ["triton-a: recreate (its configuration changed (config hash 5c0e..., wanted 9a41...))"]
 containers:
-  description: The project's containers (one-off ones left out) - name, id, service, config_hash, image_id, state, running.
+  description:
+    - The project's containers (one-off ones left out) - name, id, service, config_hash, image_id, state, running.
+    - C(mounts), each C({type, source, destination, rw}) as C(docker inspect) reports it (C(rw) false
+      for a read-only bind mount).
   returned: always
   type: list
   elements: dict

@@ -619,13 +619,6 @@ def plan(subsystems, ports, current):
     return want
 
 
-def _nguid_equal(a, b):
-    zero = (None, '', '00000000-0000-0000-0000-000000000000')
-    if a in zero and b in zero:
-        return True
-    return (a or '').lower() == (b or '').lower()
-
-
 def apply(cfs, current, want, creates=None):
     """Write the difference between the ``current`` and ``want`` models through ``cfs``."""
     creates = creates or {}
@@ -667,21 +660,7 @@ def apply(cfs, current, want, creates=None):
                         create_file(ns['path'], size)
                 cfs.mkdir(nsbase)
                 before = {'path': None, 'uuid': None, 'nguid': None, 'enable': 0}
-            identity_changes = []
-            if ns['path'] != before['path']:
-                identity_changes.append(('device_path', ns['path']))
-            if ns['uuid'] and (ns['uuid'] or '').lower() != (before['uuid'] or '').lower():
-                identity_changes.append(('device_uuid', ns['uuid']))
-            if not _nguid_equal(ns['nguid'], before['nguid']) and ns['nguid']:
-                identity_changes.append(('device_nguid', ns['nguid']))
-            enabled = before['enable']
-            if identity_changes and enabled:
-                cfs.write(nsbase + '/enable', 0)
-                enabled = 0
-            for attr, value in identity_changes:
-                cfs.write('%s/%s' % (nsbase, attr), value)
-            if enabled != ns['enable']:
-                cfs.write(nsbase + '/enable', ns['enable'])
+            nvmet.write_namespace(cfs, nsbase, ns, before)
     # 3. ports: removed ones, new ones, changed addresses
     relink = {}
     for pid, port in sorted(current['ports'].items()):
@@ -699,19 +678,7 @@ def apply(cfs, current, want, creates=None):
             old_addr, old_param = {}, {}
         else:
             old_addr, old_param = old['addr'], old['param']
-        addr_changes = [(k, port['addr'][k]) for k in ('trtype', 'adrfam', 'traddr', 'trsvcid', 'treq')
-                        if port['addr'].get(k) and port['addr'][k] != old_addr.get(k)]
-        if addr_changes and linked:
-            # The kernel refuses address changes on an enabled port (EACCES).
-            for nqn in sorted(linked):
-                cfs.unlink('ports/%d/subsystems/%s' % (pid, nqn))
-            linked = set()
-        for key, value in addr_changes:
-            cfs.write('ports/%d/addr_%s' % (pid, key), value)
-        for key, value in sorted(port['param'].items()):
-            if value != old_param.get(key):
-                cfs.write('ports/%d/param_%s' % (pid, key), value)
-        relink[pid] = linked
+        relink[pid] = nvmet.write_port(cfs, pid, port['addr'], port['param'], old_addr, old_param, linked)
     # 4. port links
     for pid, port in sorted(want['ports'].items()):
         for nqn in sorted(relink[pid] - port['subsystems']):

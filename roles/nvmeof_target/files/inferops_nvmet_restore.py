@@ -13,7 +13,8 @@ yet (address not configured, RDMA device not created) are retried every second
 until --timeout; whatever still fails is printed and the exit status is 1.
 
 The configfs changes are the collection's plugins/module_utils/nvmet.py - the code of
-the inferops.node.nvmet_subsystem module - installed with its siblings as the package
+the inferops.node.nvmet_subsystem module: its namespace and port writes (write_namespace,
+write_port, without unlinking) and its Configfs - installed with its siblings as the package
 inferops inside /usr/local/lib/inferops-nvmet-restore.pyz, whose __main__.py this script
 is (inferops.node.boot_package; run through the wrapper /usr/local/sbin/inferops-nvmet-restore,
 python3 -ES). Commands run in the C locale (``command.C_LOCALE``).
@@ -37,7 +38,6 @@ except ImportError:  # unit tests: the collection itself
 DEFAULT_FILE = '/etc/nvmet/inferops-nvmet.json'
 TRANSPORT_MODULES = {'tcp': 'nvmet-tcp', 'rdma': 'nvmet-rdma', 'fc': 'nvmet-fc', 'loop': 'nvme-loop'}
 SECRET_ATTRS = ('dhchap_key', 'dhchap_ctrl_key')
-ZERO_UUID = '00000000-0000-0000-0000-000000000000'
 
 
 class Restorer(object):
@@ -110,37 +110,32 @@ def device_exists(path):
 
 
 def restore_namespace(res, nqn, ns):
+    """A namespace already enabled is left as it is (the helper only adds); one not yet enabled gets its saved
+    identity and is enabled once its backing device exists."""
     base = 'subsystems/%s/namespaces/%d' % (nqn, ns['nsid'])
     res.mkdir(base)
-    device = ns.get('device', {})
     if res.read(base + '/enable') == '1':
         return
+    device = ns.get('device', {})
     path = device.get('path')
     if path and not device_exists(path):
         raise nvmet.NvmetError('backing device %s does not exist (yet)' % path)
-    if path and res.read(base + '/device_path') != path:
-        res.cfs.write(base + '/device_path', path)
-    if device.get('uuid'):
-        res.set_attr(base + '/device_uuid', device['uuid'])
-    if device.get('nguid') and device['nguid'] != ZERO_UUID:
-        res.set_attr(base + '/device_nguid', device['nguid'])
-    if int(ns.get('enable', 1)):
-        res.cfs.write(base + '/enable', 1)
+    want = {'path': path, 'uuid': device.get('uuid'), 'nguid': device.get('nguid'), 'enable': int(ns.get('enable', 1))}
+    before = dict((attr, res.read('%s/device_%s' % (base, attr))) for attr in nvmet.NS_DEVICE_ATTRS)
+    nvmet.write_namespace(res.cfs, base, want, dict(before, enable=0))
 
 
 def restore_port(res, port):
+    """Address and parameters of a port not yet enabled, then its links; an enabled port with another address is
+    an error (unlinking it would cut the hosts it serves)."""
     base = 'ports/%d' % port['portid']
     res.mkdir(base)
     linked = sysfs.listdir('%s/%s/subsystems' % (nvmet.ROOT, base))
-    for attr in nvmet.PORT_ADDR_ATTRS:
-        value = port.get('addr', {}).get(attr)
-        if value and res.read('%s/addr_%s' % (base, attr)) != value:
-            if linked:
-                raise nvmet.NvmetError('port %d is enabled with another address (%s)' % (port['portid'], attr))
-            res.cfs.write('%s/addr_%s' % (base, attr), value)
-    for key, value in port.get('param', {}).items():
-        if not linked:
-            res.set_attr('%s/param_%s' % (base, key), value)
+    before_addr = dict((attr, res.read('%s/addr_%s' % (base, attr))) for attr in nvmet.PORT_ADDR_ATTRS)
+    param = port.get('param', {})
+    before_param = dict((key, res.read('%s/param_%s' % (base, key))) for key in param)
+    nvmet.write_port(res.cfs, port['portid'], port.get('addr', {}), param, before_addr, before_param, linked,
+                     unlink=False)
     for nqn in port.get('subsystems', []):
         res.link('subsystems/%s' % nqn, '%s/subsystems/%s' % (base, nqn))
 

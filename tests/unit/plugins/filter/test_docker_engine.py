@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
@@ -111,6 +113,9 @@ def test_debian12_cannot_install_the_engine_for_compose_v2(filters):
         'community.docker.docker_compose_v2 needs the Compose v2 CLI plugin (Debian 13\'s docker-compose 2.x, '
         'or docker-compose-plugin from Docker\'s repository)',
     ]
+    # docker_engine_info's packages (the same output parsed on the host) say the same.
+    assert filters['docker_engine_package_errors'](docker_engine.packages_report(PACKAGES, text), PACKAGES, 'node1') \
+        == filters['docker_engine_package_errors'](text, PACKAGES, 'node1')
     # Without docker-compose and docker-cli, docker.io alone is installable there.
     assert filters['docker_engine_package_errors'](text, ['docker.io']) == []
 
@@ -131,14 +136,15 @@ def test_installed_compose_v1_with_epoch_is_refused():
 
 
 def test_package_errors_input_must_be_text(filters):
-    with pytest.raises(AnsibleFilterError, match='apt-cache policy output'):
+    with pytest.raises(AnsibleFilterError, match="apt-cache policy output or docker_engine_info's packages"):
         filters['docker_engine_package_errors'](None, PACKAGES)
 
 
-# The fields of `docker info --format '{{json .}}'` the rule reads (docker 26; the full output
-# is much larger). A recorded one from the trixie lab guest is to replace this.
-INFO = {'ServerVersion': '26.1.5+dfsg1', 'LoggingDriver': 'json-file', 'LiveRestoreEnabled': True,
-        'DockerRootDir': '/var/lib/docker', 'Driver': 'overlay2'}
+# `docker info --format '{{json .}}'` in the serving_docker lab guest (Docker 26.1.5, json-file logging,
+# live-restore; fixtures/docker_engine), and from a client whose daemon does not answer (Docker 28.2.2 on the
+# lab build host: no ServerErrors field, the reason on standard error only).
+INFO = json.loads(fixture('docker_engine', 'trixie_running_info.out'))
+NO_DAEMON = json.loads(fixture('docker_engine', 'no_daemon_no_plugin_info.out'))
 
 
 def test_verify_accepts_a_daemon_running_the_config(filters):
@@ -161,7 +167,6 @@ def test_verify_names_each_setting_the_daemon_does_not_report(filters):
 
 def test_verify_without_a_daemon(filters):
     config = filters['docker_engine_daemon_config'](params())
-    assert filters['docker_engine_verify_errors']({'ServerErrors': ['Cannot connect to the Docker daemon']}, config) == [
-        'docker info: no answer from the docker daemon ([\'Cannot connect to the Docker daemon\'])']
+    assert filters['docker_engine_verify_errors'](NO_DAEMON, config) == ['docker info: no answer from the docker daemon']
     with pytest.raises(AnsibleFilterError, match='daemon.json dict'):
         filters['docker_engine_verify_errors'](INFO, None)

@@ -195,7 +195,7 @@ def test_skip_with_reason(reads, wanted, reason):
 ])
 def test_role_without_servers_skips_every_serving_check(wanted, reason):
     found = evaluate({'triton_info': {'skipped': True}, 'compose_project_info': {'skipped': True}}, wanted)
-    for check_id in ('serving.ready', 'serving.models', 'serving.containers'):
+    for check_id in ('serving.ready', 'serving.models', 'serving.containers', 'serving.model_mount'):
         [result] = found[check_id]
         assert result['status'] == 'SKIP' and result['reason'] == reason
 
@@ -298,6 +298,55 @@ def test_host_without_docker_is_skip_with_the_modules_message(monkeypatch, tmp_p
 def test_containers_not_read_is_skip(result, reason):
     [skip] = containers(result, 'a', 'b').values()
     assert skip['status'] == 'SKIP' and skip['reason'] == reason
+
+
+# ------------------------------------------------------------------ serving.model_mount
+# On the mounts Docker 26 reported in the serving_docker guest (fixtures/compose, record_mounts.sh): the role's
+# two servers with the repository /srv/models read-only at /models, and a project created with it read-write for
+# triton-a and another directory read-only for triton-b.
+
+def mount_expected(*services):
+    """The serving_docker scenario's instances and repository over the role's defaults."""
+    wanted = compose_expected(*services)
+    params = wanted['triton_compose_params']
+    params['triton_compose_model_repository'] = '/srv/models'
+    params['triton_compose_model_repository_target'] = '/models'
+    return wanted
+
+
+def model_mounts(inspect, *services):
+    """serving.model_mount by subject, on the containers compose_project_info parses from ``inspect``."""
+    read = {'containers': compose_state.containers(fixture('compose', inspect)), 'services': [], 'orphans': []}
+    found = evaluate({'compose_project_info': read}, mount_expected(*services))
+    return dict((r['subject'], r) for r in found['serving.model_mount'])
+
+
+def test_read_only_model_repository_passes():
+    found = model_mounts('inspect_triton.json', 'triton-a', 'triton-b')
+    assert sorted(found) == ['inferops-triton-triton-a-1:/models', 'inferops-triton-triton-b-1:/models']
+    for result in found.values():
+        assert result['status'] == 'PASS' and result['severity'] == 'critical'
+        assert result['expected'] == {'source': '/srv/models', 'rw': False}
+        assert result['observed'] == {'source': '/srv/models', 'rw': False}
+        assert result['evidence'] == 'docker inspect (compose_project_info): Mounts'
+
+
+def test_read_write_or_other_source_fails():
+    found = model_mounts('inspect_mounts_wrong.json', 'triton-a', 'triton-b')
+    assert found['mounts-triton-a-1:/models']['status'] == 'FAIL'
+    assert found['mounts-triton-a-1:/models']['observed'] == {'source': '/srv/models', 'rw': True}
+    assert found['mounts-triton-a-1:/models']['reason'] == 'mounts-triton-a-1 mounts /srv/models read-write at /models'
+    assert found['mounts-triton-b-1:/models']['status'] == 'FAIL'
+    assert found['mounts-triton-b-1:/models']['reason'] == \
+        'mounts-triton-b-1 mounts /srv/other-models at /models, not /srv/models'
+
+
+def test_container_without_the_mount_fails_and_service_without_container_skips():
+    # fixtures/compose's inspect_up.json: rec-a-1 and rec-b-1 run sleep with no mount at all.
+    found = model_mounts('inspect_up.json', 'a', 'c')
+    assert found['rec-a-1:/models']['status'] == 'FAIL'
+    assert found['rec-a-1:/models']['reason'] == 'rec-a-1 has nothing mounted at /models'
+    assert found['c']['status'] == 'SKIP' and found['c']['reason'] == 'service c has no container (serving.containers)'
 
 
 def test_report_outputs_with_serving_results(servers):

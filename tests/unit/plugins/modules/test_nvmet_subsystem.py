@@ -598,6 +598,22 @@ def test_restore_waits_for_late_devices_and_ports(tmp_path, monkeypatch):
     assert kernel.state() == recorded_state()
 
 
+def test_restore_only_adds_an_enabled_port_or_namespace_stays_as_it_is(tmp_path, monkeypatch):
+    """The helper shares nvmet.write_port/write_namespace with the module, but never unlinks nor disables: on the
+    recorded target, a saved file with port 1 on another address and namespace 1 on another device is refused for
+    the port and left alone for the namespace - nothing written, the hosts keep their paths."""
+    kernel = FakeKernel(tmp_path, monkeypatch)
+    restore = load_restore()
+    monkeypatch.setattr(restore, 'device_exists', lambda path: True)
+    saved = recorded_state()
+    saved['ports'][0]['addr']['traddr'] = '10.77.0.99'
+    saved['subsystems'][0]['namespaces'][0]['device']['path'] = '/dev/other'
+    done, errors = restore.restore(saved, timeout=0)
+    assert done == []
+    assert errors == ['port 1 (tcp 10.77.0.99:4420): port 1 is enabled with another address (traddr)']
+    assert kernel.state() == recorded_state()
+
+
 def test_restore_main_without_a_saved_file(tmp_path, capsys):
     restore = load_restore()
     assert restore.main([str(tmp_path / 'none.json'), '--root', str(tmp_path)]) == 0
