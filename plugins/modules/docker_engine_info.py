@@ -109,8 +109,11 @@ server:
     error:
       description: Why the daemon did not answer (the CLI's own words), null when it did.
       type: str
-  sample: {running: false, version: null, api_version: null,
-           error: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?}
+  sample:
+    running: false
+    version: null
+    api_version: null
+    error: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"
 compose:
   description: The Compose plugin (C(docker compose version)).
   returned: when O(engine=true)
