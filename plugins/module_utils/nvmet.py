@@ -108,20 +108,8 @@ def read_state():
             value = _read('%s/attr_%s' % (base, attr))
             if value is not None:
                 attrs[attr] = value
-        namespaces = []
-        for nsid in sysfs.listdir(base + '/namespaces'):
-            nsbase = '%s/namespaces/%s' % (base, nsid)
-            device = {}
-            for attr in NS_DEVICE_ATTRS:
-                value = _read('%s/device_%s' % (nsbase, attr))
-                device[attr] = None if value in (None, '(null)') else value
-            entry = {'nsid': int(nsid), 'enable': int(_read(nsbase + '/enable') or 0), 'device': device}
-            for attr in ('ana_grpid', 'buffered_io'):
-                value = _read('%s/%s' % (nsbase, attr))
-                if value is not None and value.isdigit():
-                    entry[attr] = int(value)
-            namespaces.append(entry)
-        namespaces.sort(key=lambda ns: ns['nsid'])
+        namespaces = sorted((read_namespace(name, int(nsid)) for nsid in sysfs.listdir(base + '/namespaces')),
+                            key=lambda ns: ns['nsid'])
         state['subsystems'].append({
             'nqn': name,
             'attr': attrs,
@@ -132,23 +120,44 @@ def read_state():
     for portid in sysfs.listdir(ROOT + '/ports'):
         if not portid.isdigit():
             continue
-        base = '%s/ports/%s' % (ROOT, portid)
-        addr = {}
-        for attr in PORT_ADDR_ATTRS:
-            addr[attr] = _read('%s/addr_%s' % (base, attr)) or ''
-        param = {}
-        value = _read(base + '/param_inline_data_size')
-        if value is not None:
-            param['inline_data_size'] = value
-        ports.append({
-            'portid': int(portid),
-            'addr': addr,
-            'param': param,
-            'referrals': sysfs.listdir(base + '/referrals'),
-            'subsystems': sysfs.listdir(base + '/subsystems'),
-        })
+        ports.append(read_port(int(portid)))
     state['ports'] = sorted(ports, key=lambda p: p['portid'])
     return state
+
+
+# read_state's entries, one at a time: the nvmet_subsystem module reads them all, the boot helper
+# (inferops_nvmet_restore.py) the one it is about to complete.
+
+def read_namespace(nqn, nsid):
+    """Namespace ``nsid`` of subsystem ``nqn``: ``{nsid, enable, device: {path, uuid, nguid}}`` and, where the
+    kernel has them, ana_grpid and buffered_io; the kernel's ``(null)`` reads as None."""
+    nsbase = '%s/subsystems/%s/namespaces/%d' % (ROOT, nqn, nsid)
+    device = {}
+    for attr in NS_DEVICE_ATTRS:
+        value = _read('%s/device_%s' % (nsbase, attr))
+        device[attr] = None if value in (None, '(null)') else value
+    entry = {'nsid': nsid, 'enable': int(_read(nsbase + '/enable') or 0), 'device': device}
+    for attr in ('ana_grpid', 'buffered_io'):
+        value = _read('%s/%s' % (nsbase, attr))
+        if value is not None and value.isdigit():
+            entry[attr] = int(value)
+    return entry
+
+
+def read_port(portid):
+    """Port ``portid``: ``{portid, addr (every attribute, '' when unset), param, referrals, subsystems}``."""
+    base = '%s/ports/%d' % (ROOT, portid)
+    param = {}
+    value = _read(base + '/param_inline_data_size')
+    if value is not None:
+        param['inline_data_size'] = value
+    return {
+        'portid': portid,
+        'addr': dict((attr, _read('%s/addr_%s' % (base, attr)) or '') for attr in PORT_ADDR_ATTRS),
+        'param': param,
+        'referrals': sysfs.listdir(base + '/referrals'),
+        'subsystems': sysfs.listdir(base + '/subsystems'),
+    }
 
 
 class Configfs(object):

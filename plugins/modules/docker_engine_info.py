@@ -169,10 +169,11 @@ def read_packages(runner, packages):
 
 def read_engine(runner):
     """cli, server, compose, info and info_error; nothing runs on a host without the docker CLI."""
-    absent = {'running': False, 'version': None, 'api_version': None, 'error': 'no docker CLI on the host'}
-    result = {'cli': {'installed': False, 'version': None, 'api_version': None}, 'server': absent,
-              'compose': {'installed': False, 'version': None, 'v2': False, 'error': 'no docker CLI on the host'},
-              'info': {}, 'info_error': 'no docker CLI on the host'}
+    no_cli = 'no docker CLI on the host'
+    result = {'cli': {'installed': False, 'version': None, 'api_version': None},
+              'server': {'running': False, 'version': None, 'api_version': None, 'error': no_cli},
+              'compose': {'installed': False, 'version': None, 'v2': False, 'error': no_cli},
+              'info': {}, 'info_error': no_cli}
     if runner.find('docker') is None:
         return result
     client, result['server'] = docker_cli.parse_version(*runner.run(docker_cli.VERSION_ARGS))

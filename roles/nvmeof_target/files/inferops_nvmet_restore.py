@@ -114,15 +114,15 @@ def restore_namespace(res, nqn, ns):
     identity and is enabled once its backing device exists."""
     base = 'subsystems/%s/namespaces/%d' % (nqn, ns['nsid'])
     res.mkdir(base)
-    if res.read(base + '/enable') == '1':
+    now = nvmet.read_namespace(nqn, ns['nsid'])
+    if now['enable']:
         return
     device = ns.get('device', {})
     path = device.get('path')
     if path and not device_exists(path):
         raise nvmet.NvmetError('backing device %s does not exist (yet)' % path)
     want = {'path': path, 'uuid': device.get('uuid'), 'nguid': device.get('nguid'), 'enable': int(ns.get('enable', 1))}
-    before = dict((attr, res.read('%s/device_%s' % (base, attr))) for attr in nvmet.NS_DEVICE_ATTRS)
-    nvmet.write_namespace(res.cfs, base, want, dict(before, enable=0))
+    nvmet.write_namespace(res.cfs, base, want, dict(now['device'], enable=0))
 
 
 def restore_port(res, port):
@@ -130,12 +130,9 @@ def restore_port(res, port):
     an error (unlinking it would cut the hosts it serves)."""
     base = 'ports/%d' % port['portid']
     res.mkdir(base)
-    linked = sysfs.listdir('%s/%s/subsystems' % (nvmet.ROOT, base))
-    before_addr = dict((attr, res.read('%s/addr_%s' % (base, attr))) for attr in nvmet.PORT_ADDR_ATTRS)
-    param = port.get('param', {})
-    before_param = dict((key, res.read('%s/param_%s' % (base, key))) for key in param)
-    nvmet.write_port(res.cfs, port['portid'], port.get('addr', {}), param, before_addr, before_param, linked,
-                     unlink=False)
+    now = nvmet.read_port(port['portid'])
+    nvmet.write_port(res.cfs, port['portid'], port.get('addr', {}), port.get('param', {}), now['addr'], now['param'],
+                     now['subsystems'], unlink=False)
     for nqn in port.get('subsystems', []):
         res.link('subsystems/%s' % nqn, '%s/subsystems/%s' % (base, nqn))
 
