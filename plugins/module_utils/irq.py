@@ -51,7 +51,7 @@ __all__ = [
     'save_record', 'predict_managed', 'format_cpulist', 'parse_cpulist', 'CpuListError',
     'rule_errors', 'banned_cpus_errors', 'irq_name', 'pci_irq_devices', 'managed_status', 'irq_table',
     'parse_irqbalance_env', 'normalize_rule', 'RULE_KEYS', 'resolve_rules', 'device_report',
-    'irqbalance_args_errors', 'pin_state',
+    'irqbalance_args_errors', 'pin_state', 'BAN_LIST', 'ban_list',
 ]
 
 POLICIES = ('cpus', 'spread', 'local')
@@ -70,6 +70,11 @@ DEBUGFS_IRQ = '/sys/kernel/debug/irq/irqs/%d'
 # What the writes of this boot found (tmpfs: gone at reboot; the boot_id inside guards the rest).
 RECORD = '/run/inferops/irq-managed.json'
 RECORD_VERSION = 1
+# irqbalance runs its policy script once per IRQ at every start and opens its ban socket only after
+# the last one: with Python and this package that is about 0.1 s per IRQ on a server core (100 s for
+# a thousand IRQs) and up to a second in a lab guest. The boot script's apply (ordered before
+# irqbalance) writes its verdicts here, and the role's shell wrapper answers from them (``ban_list``).
+BAN_LIST = '/run/inferops/irq-ban'
 # The nvme driver allocates its I/O queue vectors with PCI_IRQ_AFFINITY (pre_vectors=1: only the
 # admin queue vector, nvme<N>q0, is not managed), so nvme<N>q<M>, M >= 1, are kernel-managed.
 NVME_IO_QUEUE = re.compile(r'^nvme\d+q[1-9]\d*$')
@@ -638,6 +643,17 @@ def save_record(path, content):
         except OSError:
             pass
         raise
+
+
+def ban_list(rules_sha256, names, banned):
+    """The text of BAN_LIST: ``rules <SHA-256 of the rules file>``, then ``<irq> <name> ban|keep`` for every
+    IRQ of ``names`` (number -> name, as ``irq_names`` reads them) - ``ban`` for the numbers in ``banned``.
+    The wrapper answers only for an IRQ listed under the same number and name while the rules file has that
+    hash; anything else (a device added since, changed rules, no list yet) goes to the Python code."""
+    lines = ['rules %s' % rules_sha256]
+    lines.extend('%d %s %s' % (number, names[number], 'ban' if number in banned else 'keep')
+                 for number in sorted(names))
+    return '\n'.join(lines) + '\n'
 
 
 def predict_managed(entries, record):

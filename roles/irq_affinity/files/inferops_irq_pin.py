@@ -28,6 +28,7 @@ inferops.node.irq_pin module - installed with its siblings (irq_devices.py, sysf
 cpulist.py, ...) as the package inferops in the same zip application
 (inferops.node.boot_package).
 """
+import hashlib
 import json
 import sys
 
@@ -41,10 +42,12 @@ RULES = '/etc/inferops/irq-affinity.json'
 
 
 def load_rules(path):
-    """The rules file, compiled (selector, policy, CPU list; not yet checked against online CPUs)."""
-    with open(path) as handle:
-        rules = json.load(handle)
-    return [irq.compile_rule(rule, index) for index, rule in enumerate(rules)]
+    """The rules file, compiled (selector, policy, CPU list; not yet checked against online CPUs), and the
+    SHA-256 of its bytes."""
+    with open(path, 'rb') as handle:
+        data = handle.read()
+    rules = json.loads(data.decode('utf-8'))
+    return [irq.compile_rule(rule, index) for index, rule in enumerate(rules)], hashlib.sha256(data).hexdigest()
 
 
 def resolve(rules):
@@ -61,7 +64,7 @@ def read_names():
 
 def apply(path):
     try:
-        rules = load_rules(path)
+        rules, rules_sha256 = load_rules(path)
         online = irq.online_cpus()
     except (OSError, ValueError, irq.IrqError) as exc:
         print('inferops-irq-pin: %s' % exc)
@@ -71,6 +74,8 @@ def apply(path):
     for problem in problems:
         print('inferops-irq-pin: %s' % problem)
     irq.match_rules(rules, names)
+    # What policy() would answer for each IRQ, before irqbalance (ordered after this unit) asks.
+    save(irq.BAN_LIST, irq.ban_list(rules_sha256, names, set(n for rule in rules for n in rule['matched'])))
     counts = {'changed': 0, 'unchanged': 0, 'managed': 0, 'failed': 0, 'pending': 0}
     usable = []
     for rule in rules:
@@ -98,21 +103,23 @@ def apply(path):
 
 def record(entries):
     """Merge what the kernel answered into the record of this boot (irq.RECORD)."""
-    path = irq.sysfs.host_path(irq.RECORD)
-    old = irq.sysfs.read_attr(irq.RECORD)
-    new = irq.update_record(old, irq.boot_id(), entries)
-    if new is None:
-        return
+    new = irq.update_record(irq.sysfs.read_attr(irq.RECORD), irq.boot_id(), entries)
+    if new is not None:
+        save(irq.RECORD, new)
+
+
+def save(path, content):
+    """A runtime file; one that cannot be written is reported, the pins stand."""
     try:
-        irq.save_record(path, new)
+        irq.save_record(irq.sysfs.host_path(path), content)
     except OSError as exc:
-        print('inferops-irq-pin: cannot write %s: %s' % (irq.RECORD, exc))
+        print('inferops-irq-pin: cannot write %s: %s' % (path, exc))
 
 
 def policy(number):
     """irqbalance policy script: ban the IRQs the rules pin."""
     try:
-        rules = load_rules(RULES)
+        rules = load_rules(RULES)[0]
     except (OSError, ValueError, irq.IrqError):
         return 0
     name = irq.irq_name(number) or read_names().get(number)

@@ -13,9 +13,11 @@ The last tests run the irq_affinity role's host script on the same files, import
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -229,6 +231,79 @@ def test_host_script_apply(guest, host_script, tmp_path, capsys):
     assert host_script.main(['inferops-irq-pin.py', path]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         'inferops-irq-pin: 0 pinned, 3 already pinned, 1 kernel-managed, 0 failed, 0 move(s) pending')
+
+
+def ban_verdicts(text):
+    """irq.BAN_LIST's text: (header, {irq: (name, verdict)})."""
+    lines = text.splitlines()
+    rows = [line.rsplit(' ', 1) for line in lines[1:]]
+    return lines[0], dict((int(head.split(' ', 1)[0]), (head.split(' ', 1)[1], verdict)) for head, verdict in rows)
+
+
+def test_host_script_apply_leaves_the_policy_verdicts(guest, host_script, tmp_path):
+    """Every IRQ of /proc/interrupts with its name and what policy mode answers for it, under the rules' hash."""
+    path = rules_file(tmp_path, [{'selector': r'^nvme0q\d+$', 'policy': 'cpus', 'cpus': '0'},
+                                 {'selector': r'^nvme1q0$', 'policy': 'local', 'cpus': None}])
+    host_script.main(['inferops-irq-pin.py', 'apply', path])
+    header, verdicts = ban_verdicts(guest.read(irq.BAN_LIST))
+    with open(path, 'rb') as handle:
+        assert header == 'rules ' + hashlib.sha256(handle.read()).hexdigest()
+    assert verdicts == dict((number, (name, 'ban' if number in (31, 32, 33, 34) else 'keep'))
+                            for number, name in irq.irq_names(guest.read('/proc/interrupts')).items())
+    assert verdicts[33] == ('nvme0q1', 'ban') and verdicts[35] == ('nvme2q0', 'keep')
+
+
+WRAPPER = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles', 'irq_affinity', 'files',
+                       'inferops-irq-pin')
+PYTHON_LINE = 'exec /usr/bin/python3 -ES /usr/local/lib/inferops-irq-pin.pyz "$@"'
+
+
+@pytest.fixture
+def wrapper(guest, tmp_path):
+    """``wrapper(*args)``: the role's shell wrapper on the guest's files (its absolute paths moved under the
+    guest's root; the Python line prints ``python <args>``), returns its output."""
+    with open(WRAPPER) as handle:
+        text = handle.read()
+    moved = {'/run/inferops/irq-ban': guest.path(irq.BAN_LIST), '/etc/inferops/irq-affinity.json': guest.path(RULES),
+             '"/sys/kernel/irq/': '"' + guest.path('/sys/kernel/irq') + '/', PYTHON_LINE: 'echo "python $*"'}
+    for old, new in moved.items():
+        assert old in text
+        text = text.replace(old, new)
+    script = tmp_path / 'inferops-irq-pin'
+    script.write_text(text)
+
+    def run(*args):
+        done = subprocess.run(['sh', str(script)] + list(args), capture_output=True, text=True, check=True)
+        return done.stdout
+    return run
+
+
+RULES = '/etc/inferops/irq-affinity.json'
+
+
+def test_wrapper_answers_from_the_verdicts_of_this_rules_file(guest, host_script, wrapper):
+    """Policy mode without Python for a listed IRQ of the same name and rules; Python for everything else."""
+    assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'python /devices/pci0000:00/0000:00:04.0 33\n'
+    _write_file(guest.path(RULES), json.dumps([{'selector': r'^nvme0q\d+$', 'cpus': '0'}]))
+    host_script.main(['inferops-irq-pin.py', 'apply', guest.path(RULES)])
+    assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'ban=true\n'
+    assert wrapper('/devices/pci0000:00/0000:00:05.0', '35') == ''
+    # Not answered from the list: an IRQ it does not name, apply mode, a number that is not one.
+    assert wrapper('/devices/x', '999') == 'python /devices/x 999\n'
+    assert wrapper('apply', guest.path(RULES)) == 'python apply %s\n' % guest.path(RULES)
+    assert wrapper('/devices/x', '3x') == 'python /devices/x 3x\n'
+    # The IRQ number now names another device (hot-plugged since the list was written).
+    _write_file(guest.path('/sys/kernel/irq/35/actions'), 'nvme9q0\n')
+    assert wrapper('/devices/pci0000:00/0000:00:05.0', '35') == 'python /devices/pci0000:00/0000:00:05.0 35\n'
+    # Rules changed since the list was written.
+    _write_file(guest.path(RULES), json.dumps([{'selector': r'^nvme1q\d+$', 'cpus': '0'}]))
+    assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'python /devices/pci0000:00/0000:00:04.0 33\n'
+
+
+def _write_file(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as handle:
+        handle.write(text)
 
 
 def test_host_script_offline_rule_is_skipped(guest, host_script, tmp_path, capsys):
