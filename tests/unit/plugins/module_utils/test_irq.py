@@ -261,10 +261,11 @@ PYTHON_LINE = 'exec /usr/bin/python3 -ES /usr/local/lib/inferops-irq-pin.pyz "$@
 @pytest.fixture
 def wrapper(guest, tmp_path):
     """``wrapper(*args)``: the role's shell wrapper on the guest's files (its absolute paths moved under the
-    guest's root; the Python line prints ``python <args>``), returns its output."""
+    guest's root, its rules file to the one ``rules_file`` writes; the Python line prints ``python <args>``),
+    returns its output."""
     with open(WRAPPER) as handle:
         text = handle.read()
-    moved = {'/run/inferops/irq-ban': guest.path(irq.BAN_LIST), '/etc/inferops/irq-affinity.json': guest.path(RULES),
+    moved = {'/run/inferops/irq-ban': guest.path(irq.BAN_LIST), '/etc/inferops/irq-affinity.json': str(tmp_path / 'irq-affinity.json'),
              '"/sys/kernel/irq/': '"' + guest.path('/sys/kernel/irq') + '/', PYTHON_LINE: 'echo "python $*"'}
     for old, new in moved.items():
         assert old in text
@@ -278,32 +279,24 @@ def wrapper(guest, tmp_path):
     return run
 
 
-RULES = '/etc/inferops/irq-affinity.json'
-
-
-def test_wrapper_answers_from_the_verdicts_of_this_rules_file(guest, host_script, wrapper):
+def test_wrapper_answers_from_the_verdicts_of_this_rules_file(guest, host_script, wrapper, tmp_path):
     """Policy mode without Python for a listed IRQ of the same name and rules; Python for everything else."""
     assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'python /devices/pci0000:00/0000:00:04.0 33\n'
-    _write_file(guest.path(RULES), json.dumps([{'selector': r'^nvme0q\d+$', 'cpus': '0'}]))
-    host_script.main(['inferops-irq-pin.py', 'apply', guest.path(RULES)])
+    path = rules_file(tmp_path, [{'selector': r'^nvme0q\d+$', 'cpus': '0'}])
+    host_script.main(['inferops-irq-pin.py', 'apply', path])
     assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'ban=true\n'
     assert wrapper('/devices/pci0000:00/0000:00:05.0', '35') == ''
     # Not answered from the list: an IRQ it does not name, apply mode, a number that is not one.
     assert wrapper('/devices/x', '999') == 'python /devices/x 999\n'
-    assert wrapper('apply', guest.path(RULES)) == 'python apply %s\n' % guest.path(RULES)
+    assert wrapper('apply', path) == 'python apply %s\n' % path
     assert wrapper('/devices/x', '3x') == 'python /devices/x 3x\n'
     # The IRQ number now names another device (hot-plugged since the list was written).
-    _write_file(guest.path('/sys/kernel/irq/35/actions'), 'nvme9q0\n')
+    with open(guest.path('/sys/kernel/irq/35/actions'), 'w') as handle:
+        handle.write('nvme9q0\n')
     assert wrapper('/devices/pci0000:00/0000:00:05.0', '35') == 'python /devices/pci0000:00/0000:00:05.0 35\n'
     # Rules changed since the list was written.
-    _write_file(guest.path(RULES), json.dumps([{'selector': r'^nvme1q\d+$', 'cpus': '0'}]))
+    rules_file(tmp_path, [{'selector': r'^nvme1q\d+$', 'cpus': '0'}])
     assert wrapper('/devices/pci0000:00/0000:00:04.0', '33') == 'python /devices/pci0000:00/0000:00:04.0 33\n'
-
-
-def _write_file(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as handle:
-        handle.write(text)
 
 
 def test_host_script_offline_rule_is_skipped(guest, host_script, tmp_path, capsys):
