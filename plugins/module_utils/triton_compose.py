@@ -6,8 +6,8 @@
 * ``instances(params)`` - ``triton_compose_instances`` with the per-instance defaults filled in (cpuset
   without spaces, memory sizes lower case, the slice name).
 * ``errors(params)`` - every problem of the role's variables, each naming the variable, the value and
-  the fix: names, ports (range and conflicts), cpusets (form and overlaps), NUMA nodes, memory sizes,
-  byte counts, ulimits, GPU settings, extra server arguments, environment, thread counts, timeouts.
+  the fix: names, ports (range and conflicts), cpusets (form and overlaps), NUMA nodes, memory sizes
+  and their order (low <= high <= max), the bind address, byte counts, ulimits, GPU settings, extra server arguments, environment, thread counts, timeouts.
 * ``definition(params)`` - the compose project (``{name, services}``) that tasks/render.yml writes as
   compose.yaml.
 * ``plan(params)`` - all of the above plus the readiness endpoints.
@@ -18,12 +18,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown, text
+from ansible_collections.inferops.node.plugins.module_utils.page_cache import parse_size
 
 __all__ = ['DEPRECATED_FLAGS', 'OWNED_FLAGS', 'definition', 'endpoints', 'errors', 'instances', 'plan',
            'probe_host']
@@ -164,6 +166,33 @@ def _memory_items(params, insts):
     return items
 
 
+def _memory_order_errors(insts):
+    # cgroup v2 reads memory.low above memory.high, or memory.high above memory.max, without an
+    # error: the protection or the throttling would then never work as the inventory means.
+    errors = []
+    for inst in insts:
+        sizes = [(kind, inst[kind]) for kind in ('memory_low', 'memory_high', 'memory_max')
+                 if inst[kind] and _SIZE_RE.match(inst[kind])]
+        for (low_kind, low), (high_kind, high) in zip(sizes, sizes[1:]):
+            if parse_size(low, low_kind) > parse_size(high, high_kind):
+                errors.append('triton_compose_instances[%s]: %s = %s is above %s = %s: each instance needs '
+                              'memory_low <= memory_high <= memory_max (set here or by triton_compose_%s and '
+                              'triton_compose_%s); lower %s or raise %s'
+                              % (inst['name'], low_kind, shown(low), high_kind, shown(high), low_kind, high_kind,
+                                 low_kind, high_kind))
+    return errors
+
+
+def _bind_address_errors(params):
+    bind = params.get('triton_compose_bind_address')
+    try:
+        ipaddress.ip_address(text(bind))
+    except ValueError:
+        return ['triton_compose_bind_address = %s: must be an IP address: 0.0.0.0 or :: for every address, or one '
+                'of the host\'s own addresses such as 127.0.0.1' % shown(bind)]
+    return []
+
+
 def _extra_args_errors(params, insts):
     extra = params.get('triton_compose_extra_args')
     args = [text(arg) for arg in (extra if isinstance(extra, list) else [extra])]
@@ -206,6 +235,8 @@ def errors(params):
         if value and not _SIZE_RE.match(value):
             out.append('%s = %s: must be empty or a size such as 96g, 512m or 1073741824 (units b, k, m, g)'
                        % (key, shown(value)))
+    out.extend(_memory_order_errors(insts))
+    out.extend(_bind_address_errors(p))
     for key in ('triton_compose_pinned_memory_pool_bytes', 'triton_compose_cache_size'):
         value = p.get(key)
         if not _DIGITS_RE.match(text(value)):
@@ -245,7 +276,7 @@ def errors(params):
 def probe_host(params):
     """Address to probe the servers on from the target itself."""
     bind = params.get('triton_compose_bind_address')
-    if bind in ('0.0.0.0', '', '*'):
+    if bind == '0.0.0.0':
         return '127.0.0.1'
     return '::1' if bind == '::' else bind
 

@@ -54,6 +54,9 @@ rm -f "/tmp/preflight.$$"
 expect target1 'host NQN unknown for compute1, ghost'
 expect compute1 'value of transport must be one of: tcp, rdma, fc, got: infiniband'
 expect ghost 'ghost: its host checks did not finish (unreachable'
+# warmup's endpoints come from triton_compose at run time: the preflight still checks its rates.
+expect serving1 'warmup_qps = 0: must be a number above 0 and at most 10000'
+expect serving1 'triton_compose_bind_address = "300.1.1.1": must be an IP address'
 if grep -qE 'TASK \[inferops.node.k8s_node_labels : Validate the prefix[^]]*\] \** ok: \[compute1\]' <<<"$out"; then
   echo "pass: compute1's k8s_node_labels checks ran beside target1's rescued refusal"
 else

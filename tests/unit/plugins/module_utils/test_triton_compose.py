@@ -124,8 +124,8 @@ def test_no_host_policy_no_added_capability():
     assert 'cap_add' not in svc
 
 
-@pytest.mark.parametrize('bind, host', [('0.0.0.0', '127.0.0.1'), ('', '127.0.0.1'), ('*', '127.0.0.1'),
-                                        ('::', '::1'), ('10.0.0.5', '10.0.0.5')])
+@pytest.mark.parametrize('bind, host', [('0.0.0.0', '127.0.0.1'), ('::', '::1'), ('10.0.0.5', '10.0.0.5'),
+                                        ('fd00::5', 'fd00::5')])
 def test_probe_host(bind, host):
     assert tc.probe_host({'triton_compose_bind_address': bind}) == host
 
@@ -171,6 +171,21 @@ ERROR_CASES = [
     ({'triton_compose_instances': [inst('a', 8000, memory_max='1t')]},
      'triton_compose_instances[a].memory_max = "1t": must be empty or a size such as 96g, 512m or 1073741824 '
      '(units b, k, m, g)'),
+    ({'triton_compose_instances': [inst('a', 8000, memory_max='1g', memory_high='2g')]},
+     'triton_compose_instances[a]: memory_high = "2g" is above memory_max = "1g": each instance needs memory_low <= '
+     'memory_high <= memory_max (set here or by triton_compose_memory_high and triton_compose_memory_max); lower '
+     'memory_high or raise memory_max'),
+    # Inherited: the global memory.low above an instance's own memory.max (binary units, as docker reads them).
+    ({'triton_compose_memory_low': '1025m', 'triton_compose_instances': [inst('a', 8000, memory_max='1g')]},
+     'triton_compose_instances[a]: memory_low = "1025m" is above memory_max = "1g": each instance needs memory_low '
+     '<= memory_high <= memory_max (set here or by triton_compose_memory_low and triton_compose_memory_max); lower '
+     'memory_low or raise memory_max'),
+    ({'triton_compose_bind_address': '300.1.1.1'},
+     'triton_compose_bind_address = "300.1.1.1": must be an IP address: 0.0.0.0 or :: for every address, or one of '
+     "the host's own addresses such as 127.0.0.1"),
+    ({'triton_compose_bind_address': ''},
+     'triton_compose_bind_address = "": must be an IP address: 0.0.0.0 or :: for every address, or one of '
+     "the host's own addresses such as 127.0.0.1"),
     ({'triton_compose_cache_size': '128MiB'},
      'triton_compose_cache_size = "128MiB": must be a number of bytes (0 or more)'),
     ({'triton_compose_pinned_memory_pool_bytes': -1},
@@ -216,6 +231,12 @@ def test_instance_that_is_not_a_mapping():
     errors = tc.errors(defaults(triton_compose_instances=['a']))
     assert 'triton_compose_instances[0] = "a": must be a mapping with name, http_port, grpc_port and metrics_port' \
         in errors
+
+
+def test_memory_in_order_and_equal_is_valid():
+    insts = [inst('a', 8000, memory_low='1g', memory_high='1024m', memory_max='1073741824'),
+             inst('b', 8100, memory_low='512mb', memory_max='2g')]
+    assert tc.errors(defaults(triton_compose_instances=insts)) == []
 
 
 def test_every_problem_at_once():
