@@ -68,8 +68,10 @@ def argument_errors(options, provided):
     top = {name: dict(option, required=False) for name, option in spec.items() if name in provided}
     errors = []
     # Variables the role does not know are the misspelt-variable check's to report.
+    # A problem inside an entry of a list of mappings ("... found in <list>", or an unknown key as
+    # "<list>.<key>. Supported parameters include ...") is reported below, with the entry named.
     for message in _messages(top, dict((name, value) for name, value in provided.items() if name in spec)):
-        if not any(message.endswith('found in %s' % name) for name in nested):
+        if not any(message.endswith('found in %s' % name) or message.startswith('%s.' % name) for name in nested):
             errors.append(message)
     for name, option in nested.items():
         entries = provided.get(name)

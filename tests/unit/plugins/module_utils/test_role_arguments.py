@@ -45,6 +45,14 @@ def test_entry_of_a_list_is_named_by_index_and_name():
     assert errors == ['md_raid_xfs_arrays[1] (name=index): value of level must be one of: 0, 1, 10, got: 5']
 
 
+def test_an_unknown_key_of_an_entry_is_reported_once_with_the_entry_named():
+    arrays = [MODELS, {'name': 'index', 'level': '1', 'devices': ['/dev/nvme2n1', '/dev/nvme3n1'],
+                       'mountpoint': '/data/index'}]
+    errors = argument_errors(options('md_raid_xfs'), {'md_raid_xfs_arrays': arrays})
+    assert len(errors) == 1
+    assert errors[0].startswith('md_raid_xfs_arrays[1] (name=index): mountpoint. Supported parameters include: ')
+
+
 def test_connection_entries_are_named_by_address():
     connections = [{'transport': 'infiniband', 'traddr': '10.0.0.1', 'subnqn': 'nqn.2026-09.internal.ai:pool'}]
     errors = argument_errors(options('nvmeof_initiator'), {'nvmeof_initiator_connections': connections})
