@@ -7,7 +7,8 @@
   without spaces, memory sizes lower case, the slice name).
 * ``errors(params)`` - every problem of the role's variables, each naming the variable, the value and
   the fix: names, ports (range and conflicts), cpusets (form and overlaps), NUMA nodes, memory sizes
-  and their order (low <= high <= max), the bind address, byte counts, ulimits, GPU settings, extra server arguments, environment, thread counts, timeouts.
+  and their order (low <= high <= max), the bind address, byte counts, ulimits, GPU settings, extra
+  server arguments, environment, thread counts, timeouts.
 * ``definition(params)`` - the compose project (``{name, services}``) that tasks/render.yml writes as
   compose.yaml.
 * ``plan(params)`` - all of the above plus the readiness endpoints.
