@@ -15,6 +15,7 @@ import os
 
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
+from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.template import Templar
 from ansible.utils.display import Display
 
@@ -60,6 +61,21 @@ class ActionModule(ActionBase):
             return {}
         return self._loader.load_from_file(path, trusted_as_template=True) or {}
 
+    def _included_with(self, role, task_vars):
+        """The variables a site role passes when it includes ``role`` on this host (audit_catalogue.INCLUDED_WITH),
+        templated with that role's defaults and the host's variables; {} where it does not include it."""
+        if role not in audit_catalogue.INCLUDED_WITH:
+            return {}
+        group, including, switch, passed = audit_catalogue.INCLUDED_WITH[role]
+        if group not in (task_vars.get('group_names') or []):
+            return {}
+        variables = dict(self._load(including, 'defaults'))
+        variables.update(task_vars)
+        templar = Templar(loader=self._loader, variables=variables)
+        if not boolean(templar.template(variables.get(switch, False)), strict=False):
+            return {}
+        return dict((name, templar.template(variables[source])) for name, source in passed.items())
+
     def expected(self, task_vars):
         """``{name: value}`` of audit_catalogue.ROLE_VARIABLES and AUDIT_DEFAULTS for this host, and its
         ``group_names`` (the checks of a site role judge the hosts of that site's group only)."""
@@ -67,6 +83,7 @@ class ActionModule(ActionBase):
         for role, names in audit_catalogue.ROLE_VARIABLES.items():
             variables = dict(self._load(role, 'defaults'))
             variables.update(task_vars)
+            variables.update(self._included_with(role, task_vars))
             variables.update(self._load(role, 'vars'))
             templar = Templar(loader=self._loader, variables=variables)
             for name, variable in names.items():

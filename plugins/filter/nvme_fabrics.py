@@ -16,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.nvmet import as_dict, as_list, inventory_identities
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
+from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
 
 
 def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_initiator_'):
@@ -54,6 +55,7 @@ def nvme_fabrics_identity_errors(identity, identities=None):
 def nvme_fabrics_mount_plan(mounts, connections, boot_timeout=None):
     """The mounts resolved against nvme_connect's connections: block device and mount options."""
     name = 'nvme_fabrics_mount_plan'
+    boot_timeout = as_int(boot_timeout)
     if boot_timeout is not None and (isinstance(boot_timeout, bool) or not isinstance(boot_timeout, int)):
         raise AnsibleFilterError('%s: boot_timeout must be an integer (seconds), got %r' % (name, boot_timeout))
     return nvme_fabrics.mount_plan(as_list(name, mounts, 'mounts'), as_list(name, connections, 'connections'), boot_timeout)

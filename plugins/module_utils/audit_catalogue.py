@@ -61,6 +61,16 @@ ROLE_VARIABLES = {
     'storage_benchmark': dict((name, name) for name in ('storage_benchmark_baseline', 'storage_benchmark_tolerance_percent')),
 }
 
+# A role that a site role includes with variables of its own: on the hosts of that site role's group, when its
+# switch is on, the included role runs with those values, whatever the inventory says - and the audit must
+# judge against them (roles/nvmeof_initiator/tasks/main.yml includes kernel_tuning with
+# kernel_tuning_profile: nvmeof_initiator_kernel_tuning_profile). {included role: (group, including role,
+# its switch, {included variable: including variable})}.
+INCLUDED_WITH = {
+    'kernel_tuning': ('nvmeof_initiators', 'nvmeof_initiator', 'nvmeof_initiator_kernel_tuning',
+                      {'kernel_tuning_profile': 'nvmeof_initiator_kernel_tuning_profile'}),
+}
+
 # The info modules the checks read, as the playbook registers them; irq_pin runs with list_only (it matches the
 # rules and plans the targets, writes nothing): the role's own plan, for irq.pins. triton_info reads the
 # triton_compose role's endpoints and compose_project_info its containers against its definition (its entry

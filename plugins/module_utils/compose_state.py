@@ -19,7 +19,8 @@ check mode uses it. The same decision is made here from what compose itself reco
 ``hash_args``/``parse_hashes`` read the wanted hashes, ``ps_args`` and ``containers(inspect)`` the
 project's containers, ``image_ids(inspect)`` the local images, and ``pending(...)`` decides, per service:
 V(create), V(recreate) (configuration or image changed), V(start), V(scale) (more containers than
-replicas) or V(none).
+replicas) or V(none); and which running servers to recreate one at a time, so that a project of several
+servers never has all of them down at once.
 
 Standard library only.
 """
@@ -113,7 +114,8 @@ def _image_of(service_image, images):
 
 
 def pending(definition, hashes, current, images=None):
-    """``{services, orphans, restart, would_change, summary}``: what compose up would do to each service of ``definition``.
+    """``{services, orphans, restart, one_at_a_time, would_change, summary}``: what compose up would do to each
+    service of ``definition``, and which running servers to replace one at a time (several services only).
 
     ``hashes`` - ``parse_hashes`` of the definition; ``current`` - ``containers`` of the project;
     ``images`` - ``image_ids`` of the services' images (an image not there yet: compose pulls or builds it,
@@ -146,8 +148,13 @@ def pending(definition, hashes, current, images=None):
                          'containers': [c['name'] for c in mine]})
     orphans = [c['name'] for c in current if c['service'] not in defined]
     restart = [s['name'] for s in services if s['action'] in RESTARTS]
+    # compose up stops every server it recreates before their replacements are up: with several
+    # servers, the running ones are replaced one at a time instead, so the others keep serving.
+    running = set(c['service'] for c in current if c['running'])
+    one_at_a_time = [s['name'] for s in services if s['action'] == 'recreate' and s['name'] in running] \
+        if len(services) > 1 else []
     would_change = bool(orphans) or any(s['action'] != 'none' for s in services)
     summary = (['%s: %s (%s)' % (s['name'], s['action'], s['reason']) for s in services if s['action'] != 'none']
                + ['%s: removed (orphan)' % orphan for orphan in orphans])
-    return {'services': services, 'orphans': orphans, 'restart': restart, 'would_change': would_change,
-            'summary': summary}
+    return {'services': services, 'orphans': orphans, 'restart': restart, 'one_at_a_time': one_at_a_time,
+            'would_change': would_change, 'summary': summary}

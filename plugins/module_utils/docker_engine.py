@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
+
 # daemon.json keys the role's own variables own; docker_engine_options may not set them.
 MANAGED_KEYS = ('log-driver', 'log-opts', 'live-restore', 'data-root', 'storage-driver')
 LOG_DRIVERS = ('json-file', 'local', 'journald')
@@ -56,9 +58,10 @@ def input_errors(params):
     size = params.get('docker_engine_log_max_size')
     if not isinstance(size, str) or not SIZE_RE.match(size):
         bad('docker_engine_log_max_size', size, 'must be a size such as "100m" (a positive number with k, m or g)')
-    files = params.get('docker_engine_log_max_file')
+    files = as_int(params.get('docker_engine_log_max_file'))
     if isinstance(files, bool) or not isinstance(files, int) or files < 1:
-        bad('docker_engine_log_max_file', files, 'must be a whole number of files, at least 1')
+        bad('docker_engine_log_max_file', params.get('docker_engine_log_max_file'),
+            'must be a whole number of files, at least 1')
 
     data_root = params.get('docker_engine_data_root')
     if data_root is not None and (not isinstance(data_root, str) or not data_root.startswith('/')

@@ -55,7 +55,8 @@ class _File(object):
         self.bucket = bucket
         self.key = key
         self.part_size = part_size
-        self.count = max((size + part_size - 1) // part_size, 1)
+        # An empty file has no byte range to fetch: no parts, straight to verification.
+        self.count = (size + part_size - 1) // part_size
         self.done = set()
         self.etag = None
         self.fd = None
@@ -147,8 +148,6 @@ class Downloader(object):
     def _fetch_part(self, item, index, gen):
         start = index * item.part_size
         end = min(start + item.part_size, item.size) - 1
-        if end < start:  # empty file
-            return
         attempt = 0
         while True:
             if self.fatal or item.error or gen != item.gen:

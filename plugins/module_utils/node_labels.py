@@ -42,6 +42,7 @@ import re
 
 from ansible_collections.inferops.node.plugins.module_utils import nvme_common, sysctl
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown
+from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
 from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import not_serving, url_errors
 
 __all__ = [
@@ -143,11 +144,12 @@ def profile_hash(settings):
 
 def lifetime_errors(expiry_hours, refresh_hours, expiry_name='expiry_hours', refresh_name='refresh_hours'):
     """The file's lifetime: at least an hour, refreshed 1 to ``expiry_hours`` hours before it ends."""
-    if isinstance(expiry_hours, bool) or not isinstance(expiry_hours, int) or expiry_hours < 1:
+    expiry, refresh = as_int(expiry_hours), as_int(refresh_hours)
+    if isinstance(expiry, bool) or not isinstance(expiry, int) or expiry < 1:
         return ['%s = %s: must be a whole number of hours, at least 1' % (expiry_name, shown(expiry_hours))]
-    if isinstance(refresh_hours, bool) or not isinstance(refresh_hours, int) or not 1 <= refresh_hours <= expiry_hours:
+    if isinstance(refresh, bool) or not isinstance(refresh, int) or not 1 <= refresh <= expiry:
         return ['%s = %s: must be a whole number of hours between 1 and %s (%d)'
-                % (refresh_name, shown(refresh_hours), expiry_name, expiry_hours)]
+                % (refresh_name, shown(refresh_hours), expiry_name, expiry)]
     return []
 
 
@@ -188,14 +190,15 @@ def expect_errors(expect, name='k8s_node_labels'):
         if conn.get('transport') not in TRANSPORTS:
             errors.append('%s.transport = %s: must be one of %s'
                           % (where, shown(conn.get('transport')), ', '.join(TRANSPORTS)))
-    settle = expect.get('nvmeof_settle_seconds', 0)
+    settle = as_int(expect.get('nvmeof_settle_seconds', 0))
     if isinstance(settle, bool) or not isinstance(settle, int) or settle < 0:
         errors.append('%s_nvmeof_settle_seconds = %s: must be a whole number of seconds, 0 or more (60: a minute '
-                      'for a reconnect in progress)' % (name, shown(settle)))
-    read_ahead = expect.get('nvmeof_read_ahead_kb')
+                      'for a reconnect in progress)' % (name, shown(expect.get('nvmeof_settle_seconds', 0))))
+    given_read_ahead = expect.get('nvmeof_read_ahead_kb')
+    read_ahead = as_int(given_read_ahead)
     if read_ahead is not None and (isinstance(read_ahead, bool) or not isinstance(read_ahead, int) or read_ahead < 0):
         errors.append('%s_nvmeof_read_ahead_kb = %s: must be a whole number of KiB (4096 for 4 MiB) or null'
-                      % (name, shown(read_ahead)))
+                      % (name, shown(given_read_ahead)))
     elif read_ahead is not None and not connections:
         errors.append('%s_nvmeof_read_ahead_kb = %s: the read-ahead is checked on the namespaces of '
                       '%s_nvmeof_connections, which is empty; list the connections or set it to null'
@@ -259,7 +262,7 @@ def _fabric_checks(expect, nvme):
         labels['nvmeof-transport'] = transports[0]
     result = [_check('nvmeof_connected', not problems, '; '.join(problems) or
                      '%d subsystem(s) live on the expected transport' % len(connections), labels)]
-    want = expect.get('nvmeof_read_ahead_kb')
+    want = as_int(expect.get('nvmeof_read_ahead_kb'))
     if want is not None:
         wrong = []
         for head in sorted(heads):

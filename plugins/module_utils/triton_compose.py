@@ -9,9 +9,11 @@
   the fix: names, ports (range and conflicts), cpusets (form and overlaps), NUMA nodes, memory sizes
   and their order (low <= high <= max), the bind address, byte counts, ulimits, GPU settings, extra
   server arguments, environment, thread counts, timeouts.
+* The ONNX Runtime thread counts go on each server's command line (the backend's global thread
+  pool); the model repository is never written.
 * ``definition(params)`` - the compose project (``{name, services}``) that tasks/render.yml writes as
   compose.yaml.
-* ``plan(params)`` - all of the above plus the readiness endpoints.
+* ``plan(params)`` - all of the above plus the readiness endpoints (a list, and by service name).
 
 ``params`` maps the role's variable names (``triton_compose_*``) to their values. Used by the filter
 ``triton_compose_plan`` (the role's validation and rendering on the controller).
@@ -51,6 +53,9 @@ _DIGITS_RE = re.compile(r'^[0-9]+$')
 _SIGNED_RE = re.compile(r'^-?[0-9]+$')
 _GPU_DEVICES_RE = re.compile(r'^(all|[A-Za-z0-9-]+(,[A-Za-z0-9-]+)*)$')
 _ENV_NAME_RE = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+# ONNX Runtime's thread pool settings on the server's command line, which the role renders itself.
+_ONNX_THREAD_ARG_RE = re.compile(
+    r'^--backend-config=onnxruntime,(enable-global-threadpool|intra_op_thread_count|inter_op_thread_count)=')
 
 
 def _is_int(value):
@@ -209,6 +214,11 @@ def _extra_args_errors(params, insts):
             problems.append('%s is deprecated, use %s' % (flag, DEPRECATED_FLAGS[flag]))
         if flag in OWNED_FLAGS:
             problems.append('%s is set by the role from its own variable' % flag)
+    if params.get('triton_compose_onnx_intra_op_threads') is not None:
+        for arg in sorted(set(args)):
+            if _ONNX_THREAD_ARG_RE.match(arg):
+                problems.append('%s is set by the role from triton_compose_onnx_intra_op_threads / '
+                                'triton_compose_onnx_inter_op_threads (set both to null to pass your own)' % arg)
     if not problems:
         return []
     return ['triton_compose_extra_args = %s: %s' % (shown(args), '; '.join(problems))]
@@ -292,6 +302,22 @@ def endpoints(params, insts=None):
     return ['http://%s:%s' % (host, inst['http_port']) for inst in (insts if insts is not None else instances(params))]
 
 
+def _onnx_thread_flags(p):
+    # ONNX Runtime's thread counts as the server's global thread pool, not as parameters in each
+    # model's config.pbtxt: the model files stay exactly as published (model_sync would put a
+    # changed config back on its next run), and one pool per server fits the instance's cpuset.
+    # With the global pool on, ONNX Runtime ignores thread counts in model configs.
+    intra = p.get('triton_compose_onnx_intra_op_threads')
+    if intra is None:
+        return []
+    flags = ['--backend-config=onnxruntime,enable-global-threadpool=1',
+             '--backend-config=onnxruntime,intra_op_thread_count=%s' % text(intra)]
+    inter = p.get('triton_compose_onnx_inter_op_threads')
+    if inter is not None:
+        flags.append('--backend-config=onnxruntime,inter_op_thread_count=%s' % text(inter))
+    return flags
+
+
 def _command(p, inst):
     # With published ports the container has its own network namespace: the server listens on
     # all of its addresses and the host side of each port carries the bind address (a server
@@ -321,6 +347,7 @@ def _command(p, inst):
         command.append('--host-policy=cpu,cpu-cores=%s' % inst['cpuset'])
     if inst['numa_node'] is not None:
         command.append('--host-policy=cpu,numa-node=%s' % inst['numa_node'])
+    command.extend(_onnx_thread_flags(p))
     command.extend(text(arg) for arg in p['triton_compose_extra_args'])
     command.extend(text(arg) for arg in inst['extra_args'])
     return command
@@ -437,11 +464,14 @@ def plan(params):
     insts = instances(params)
     problems = errors(params)
     project = None if problems else definition(params, insts)
+    urls = [] if problems else endpoints(params, insts)
     return {
         'instances': insts,
         'errors': problems,
         'definition': project,
-        'endpoints': [] if problems else endpoints(params, insts),
+        'endpoints': urls,
+        # Which readiness endpoint is whose: a server replaced alone is waited for alone.
+        'endpoint_of': dict(zip([inst['name'] for inst in insts], urls)),
         'probe_host': probe_host(params),
         'probe': None if problems else probe(params, project),
     }

@@ -99,6 +99,14 @@ restart:
   type: list
   elements: str
   sample: [triton-a]
+one_at_a_time:
+  description:
+    - The services compose up would recreate while their server runs, when the project has more than one
+      service; the role C(inferops.node.triton_compose) replaces them one at a time, each ready before the next.
+  returned: always
+  type: list
+  elements: str
+  sample: [triton-a, triton-b]
 would_change:
   description: Whether compose up would change anything (a service not V(none), or an orphan).
   returned: always

@@ -35,8 +35,8 @@ attributes:
     platforms: posix
 notes:
   - The rules are C(plugins/module_utils/triton_repository.py); the role C(inferops.node.triton_compose)
-    refuses a repository with problems before it changes anything, and writes the ONNX Runtime thread counts
-    into the configs of the models this module says ONNX Runtime runs.
+    refuses a repository with problems before it changes anything, and refuses ONNX configs that set the
+    thread counts its server flags set (it never writes into the repository).
 seealso:
   - module: inferops.node.triton_info
 '''

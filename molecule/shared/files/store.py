@@ -84,6 +84,10 @@ def main():
     parser.add_argument('--name')
     parser.add_argument('--version')
     parser.add_argument('--seed', type=int, default=1)
+    # python: a python-backend model with the empty __init__.py such models often carry (a zero-byte
+    # object); onnx: an ONNX-shaped model (platform onnxruntime_onnx, 1/model.onnx), whose config
+    # triton_compose must leave as published.
+    parser.add_argument('--kind', choices=['python', 'onnx'], default='python')
     parser.add_argument('--size', type=int, default=3 * 1024 * 1024 + 7)
     args = parser.parse_args()
     state = os.path.join(args.work, 'store.json')
@@ -100,9 +104,12 @@ def main():
         src = os.path.join(args.work, 'src', '%s-%s' % (args.name, args.version))
         os.makedirs(os.path.join(src, '1'), exist_ok=True)
         rng = random.Random(args.seed)
+        runtime = 'platform: "onnxruntime_onnx"' if args.kind == 'onnx' else 'backend: "python"'
         with open(os.path.join(src, 'config.pbtxt'), 'w') as handle:
-            handle.write('name: "%s"\nbackend: "python"\n# %s\n' % (args.name, args.version))
-        with open(os.path.join(src, '1', 'model.bin'), 'wb') as handle:
+            handle.write('name: "%s"\n%s\n# %s\n' % (args.name, runtime, args.version))
+        if args.kind == 'python':
+            open(os.path.join(src, '1', '__init__.py'), 'w').close()
+        with open(os.path.join(src, '1', 'model.onnx' if args.kind == 'onnx' else 'model.bin'), 'wb') as handle:
             handle.write(bytes(rng.getrandbits(8) for _byte in range(4096)) * (args.size // 4096) + b'x' * (args.size % 4096))
         print(json.dumps({'changed': True, 'path': src}))
     elif args.command == 'array':

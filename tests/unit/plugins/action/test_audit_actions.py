@@ -77,6 +77,20 @@ def test_expected_has_the_groups_and_the_initiator_variables(fabric_reads):
     assert set(r['status'] for r in other if r['id'].startswith('fabric.')) == {'SKIP'}
 
 
+@pytest.mark.parametrize('more, profile', [
+    ({}, 'nvmeof'),
+    # The role passes its own profile whatever the inventory's kernel_tuning_profile says.
+    ({'kernel_tuning_profile': 'local_nvme'}, 'nvmeof'),
+    ({'nvmeof_initiator_kernel_tuning_profile': 'local_nvme'}, 'local_nvme'),
+    # Its switch off (given with -e as a string): the role leaves the kernel alone, the inventory decides.
+    ({'nvmeof_initiator_kernel_tuning': 'false'}, 'none'),
+])
+def test_an_initiator_is_judged_against_the_profile_its_role_applies(more, profile):
+    task_vars = dict({'inventory_hostname': 'compute1', 'group_names': ['nvmeof_initiators', 'k8s_workers']}, **more)
+    expected = action(audit_host, 'audit_host', {'reads': {}}).expected(task_vars)
+    assert expected['kernel_tuning_layers'][0]['name'] == 'kernel_tuning_profile=' + profile
+
+
 def test_expected_serving_is_the_triton_compose_plan_input():
     """serving.* compare with the endpoints triton_compose's own plan gives for the host (role defaults, the
     inventory, the role's vars): the seed site's two instances."""

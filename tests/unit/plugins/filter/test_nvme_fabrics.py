@@ -36,7 +36,7 @@ def test_errors_filter_passes_mounts_and_settings():
     (lambda: FILTERS['nvme_fabrics_host_identity']('nqn'), 'expects a list of lines'),
     (lambda: FILTERS['nvme_fabrics_identity_errors'](IDENT, ['compute1']), 'identities must be hostvars or a dict'),
     (lambda: FILTERS['nvme_fabrics_mount_plan']([{'path': '/m'}], 'x'), 'connections must be a list'),
-    (lambda: FILTERS['nvme_fabrics_mount_plan']([], [], boot_timeout='600'), 'boot_timeout must be an integer'),
+    (lambda: FILTERS['nvme_fabrics_mount_plan']([], [], boot_timeout='ten'), 'boot_timeout must be an integer'),
     (lambda: FILTERS['nvme_fabrics_mount_filesystems']([], {'devices': []}), 'devices must be a list'),
 ])
 def test_wrong_input_types_are_filter_errors(call, message):
@@ -73,3 +73,8 @@ def test_mount_plan_filter():
     assert FILTERS['nvme_fabrics_mount_plan']([{'path': '/srv/models', 'subnqn': SUB}], result) == [
         {'path': '/srv/models', 'subnqn': SUB, 'nsid': 1, 'fstype': 'xfs', 'state': 'mounted', 'device': '/dev/nvme0n1',
          'opts': '_netdev,nofail,ro,x-systemd.requires=u.service'}]
+
+
+def test_a_boot_timeout_given_as_a_string_is_taken_as_ansible_takes_it():
+    # -e nvmeof_initiator_boot_timeout=600 hands the filter the string "600".
+    assert FILTERS['nvme_fabrics_mount_plan']([], [], boot_timeout='600') == FILTERS['nvme_fabrics_mount_plan']([], [], 600)

@@ -73,3 +73,25 @@ def test_a_tag_less_reference_is_latest():
 def test_unexpected_hash_output_is_an_error():
     with pytest.raises(ValueError, match='unexpected line'):
         compose_state.parse_hashes('a 1 2\n')
+
+
+def test_running_servers_to_recreate_are_replaced_one_at_a_time():
+    # The recorded project: two services, both running; a changed cache size changes both hashes.
+    definition, hashes, current, images = recorded()
+    changed = dict((name, 'f' * 64) for name in hashes)
+    result = compose_state.pending(definition, changed, current, images)
+    assert result['restart'] == ['a', 'b']
+    assert result['one_at_a_time'] == ['a', 'b']
+    # A stopped server is started, not replaced in turn: nothing serves from it meanwhile.
+    current[0]['running'] = False
+    assert compose_state.pending(definition, changed, current, images)['one_at_a_time'] == ['b']
+
+
+def test_a_single_server_and_a_first_deploy_are_not_rolled():
+    definition, hashes, current, images = recorded()
+    changed = dict((name, 'f' * 64) for name in hashes)
+    assert compose_state.pending(definition, changed, [], images)['one_at_a_time'] == []
+    del definition['services']['b']
+    single = [c for c in current if c['service'] == 'a']
+    result = compose_state.pending(definition, changed, single, images)
+    assert result['restart'] == ['a'] and result['one_at_a_time'] == []

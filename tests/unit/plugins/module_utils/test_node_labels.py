@@ -196,11 +196,31 @@ def test_expect_errors_name_variable_value_and_fix():
     assert nl.plan({'prefix': 'k8s.io'})['labels'] == {}
 
 
-@pytest.mark.parametrize('settle, ok', [(0, True), (60, True), (-1, False), ('60', False), (True, False)])
+# '60' is what -e k8s_node_labels_nvmeof_settle_seconds=60 gives: taken as Ansible's int type takes it.
+@pytest.mark.parametrize('settle, ok', [(0, True), (60, True), (-1, False), ('60', True), ('6.5', False),
+                                        ('-1', False), (True, False)])
 def test_settle_seconds(settle, ok):
     errors = nl.expect_errors({'nvmeof_settle_seconds': settle})
     assert errors == ([] if ok else ['k8s_node_labels_nvmeof_settle_seconds = %s: must be a whole number of seconds, '
                                      '0 or more (60: a minute for a reconnect in progress)' % nl.shown(settle)])
+
+
+@pytest.mark.parametrize('expiry, refresh, errors', [
+    ('2', '1', []), (2, '1', []), ('24', 12, []), ('2.0', '1', []),
+    ('2.5', '1', ['k8s_node_labels_expiry_hours = "2.5": must be a whole number of hours, at least 1']),
+    ('0', '1', ['k8s_node_labels_expiry_hours = "0": must be a whole number of hours, at least 1']),
+    ('2', '3', ['k8s_node_labels_refresh_hours = "3": must be a whole number of hours between 1 and '
+                'k8s_node_labels_expiry_hours (2)']),
+    (True, 1, ['k8s_node_labels_expiry_hours = true: must be a whole number of hours, at least 1']),
+])
+def test_lifetime_given_with_extra_vars_as_strings(expiry, refresh, errors):
+    # -e k8s_node_labels_expiry_hours=2 hands the role the string "2".
+    assert nl.expect_errors({'expiry_hours': expiry, 'refresh_hours': refresh}) == errors
+
+
+def test_read_ahead_given_as_a_string_is_checked_as_a_number():
+    connections = [{'subnqn': POOL, 'transport': 'tcp'}]
+    assert nl.expect_errors({'nvmeof_connections': connections, 'nvmeof_read_ahead_kb': '4096'}) == []
 
 
 @pytest.mark.parametrize('subnqn', ['nqn.pool', 'nqn.1900-01.internal.ai:pool', 'nqn.2026-09.internal.ai:a/b'])

@@ -79,6 +79,8 @@ def test_hk_example_inventory_compose():
         '--grpc-port=8101', '--metrics-port=8102', '--http-address=0.0.0.0', '--grpc-address=0.0.0.0',
         '--metrics-address=0.0.0.0', '--pinned-memory-pool-byte-size=268435456', '--cache-config',
         'local,size=134217728', '--host-policy=cpu,cpu-cores=32-63', '--host-policy=cpu,numa-node=0',
+        '--backend-config=onnxruntime,enable-global-threadpool=1', '--backend-config=onnxruntime,intra_op_thread_count=16',
+        '--backend-config=onnxruntime,inter_op_thread_count=2',
     ]
     assert list(svc) == ['image', 'command', 'restart', 'init', 'stop_grace_period', 'volumes', 'environment',
                          'ulimits', 'shm_size', 'labels', 'network_mode', 'healthcheck', 'cpuset', 'cap_add',
@@ -128,6 +130,33 @@ def test_no_host_policy_no_added_capability():
                                         ('fd00::5', 'fd00::5')])
 def test_probe_host(bind, host):
     assert tc.probe_host({'triton_compose_bind_address': bind}) == host
+
+
+ONNX_POOL = '--backend-config=onnxruntime,enable-global-threadpool=1'
+
+
+def test_onnx_thread_counts_are_server_flags_of_every_instance():
+    services = tc.plan(defaults(triton_compose_instances=[inst('a', 8000), inst('b', 8100)]))['definition']['services']
+    for svc in services.values():
+        flags = [arg for arg in svc['command'] if arg.startswith('--backend-config=onnxruntime,')]
+        assert flags == [ONNX_POOL, '--backend-config=onnxruntime,intra_op_thread_count=16',
+                         '--backend-config=onnxruntime,inter_op_thread_count=2']
+
+
+@pytest.mark.parametrize('intra, inter, expected', [
+    (None, 2, []), (8, None, [ONNX_POOL, '--backend-config=onnxruntime,intra_op_thread_count=8'])])
+def test_onnx_thread_flags_left_out_when_null(intra, inter, expected):
+    params = defaults(triton_compose_onnx_intra_op_threads=intra, triton_compose_onnx_inter_op_threads=inter)
+    svc = tc.plan(params)['definition']['services']['triton']
+    assert [arg for arg in svc['command'] if arg.startswith('--backend-config=onnxruntime,')] == expected
+
+
+def test_own_onnx_thread_flags_pass_when_the_role_sets_none():
+    own = ['--backend-config=onnxruntime,enable-global-threadpool=1',
+           '--backend-config=onnxruntime,intra_op_thread_count=4']
+    result = tc.plan(defaults(triton_compose_onnx_intra_op_threads=None, triton_compose_extra_args=own))
+    assert result['errors'] == []
+    assert result['definition']['services']['triton']['command'][-2:] == own
 
 
 def test_single_cpu_and_no_healthcheck_no_gpu():
@@ -205,6 +234,11 @@ ERROR_CASES = [
     ({'triton_compose_instances': [inst('a', 8000, extra_args=['--http-port=1', 'verbose'])]},
      'triton_compose_extra_args = ["--http-port=1", "verbose"]: each item must be one --flag[=value]; '
      '--http-port is set by the role from its own variable'),
+    ({'triton_compose_extra_args': ['--backend-config=onnxruntime,intra_op_thread_count=4']},
+     'triton_compose_extra_args = ["--backend-config=onnxruntime,intra_op_thread_count=4"]: '
+     '--backend-config=onnxruntime,intra_op_thread_count=4 is set by the role from '
+     'triton_compose_onnx_intra_op_threads / triton_compose_onnx_inter_op_threads (set both to null to pass '
+     'your own)'),
     ({'triton_compose_environment': {'1X': 'a'}},
      'triton_compose_environment = {"1X": "a"}: must map variable names to values'),
     ({'triton_compose_onnx_inter_op_threads': 0},

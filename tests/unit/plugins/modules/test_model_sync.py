@@ -353,3 +353,25 @@ def test_model_manifest_module_publishes_once_and_model_sync_syncs_it(lab, store
     assert not failed and result['models'][0]['manifest_sha256'] == digest
     failed, result = run_module(model_manifest.main, dict(path=str(lab['tmp'] / 'nothing')))
     assert failed and 'nothing' in result['msg']
+
+
+def test_a_model_with_an_empty_file_is_published_synced_and_then_current(lab, store, monkeypatch):
+    # Python-backend models often carry an empty __init__.py: a zero-byte object has no byte range to fetch.
+    server, _proxy = store
+    src = lab['tmp'] / 'empty-src'
+    (src / '1').mkdir(parents=True)
+    (src / 'config.pbtxt').write_bytes(b'name: "empty"\nbackend: "python"\n')
+    (src / '1' / 'model.py').write_bytes(b'class TritonPythonModel: pass\n')
+    (src / '1' / '__init__.py').write_bytes(b'')
+    monkeypatch.setenv('AWS_ACCESS_KEY_ID', server.access_key)
+    monkeypatch.setenv('AWS_SECRET_ACCESS_KEY', server.secret_key)
+    assert load_helper().main(['upload', str(src), '--endpoint', server.endpoint, '--bucket', lab['bucket'],
+                               '--prefix', 'empty/1', '--model', 'empty', '--version', '1']) == 0
+    failed, result = lab['sync']([{'name': 'empty', 'version': '1'}], access_key=None, secret_key=None)
+    assert not failed, result
+    assert result['models'][0]['action'] == 'synced'
+    placed = tree(lab['dest'] / 'empty')
+    placed.pop('.inferops-model-sync.json')
+    assert placed == tree(src)
+    failed, result = lab['sync']([{'name': 'empty', 'version': '1'}], access_key=None, secret_key=None)
+    assert not failed and result['changed'] is False and result['models'][0]['action'] == 'current'
