@@ -13,12 +13,17 @@ itself, so the audit and the roles see the same host through the same code.
 * ``Check(id, title, severity, evidence, fix)`` - a catalogue entry; ``check.result(...)``,
   ``check.passed/warn/fail/skip(...)`` build one result for one subject (a drive, an array, a key).
 * ``read(reads, name)`` - the result of an info module, or raise ``Missing`` (the check is SKIP with the
-  reason: not run, failed, or gave no such value).
+  reason: not run, or gave no such value) or ``Unreadable`` (the read failed: the check is NOT_CHECKED - it
+  could not be evaluated, which is not the same as nothing to check).
 * ``require_group(expected, group, role)`` - raise ``Missing`` unless the host is in the inventory group whose
   site playbook runs ``role`` on it (``expected['group_names']``, which ``audit_host`` passes).
-* ``run(checks, reads, expected)`` - every check, a SKIP for one that raised ``Missing``.
-* ``summary(results)`` - counts by status; ``worst(results)``; ``failures_first(results)`` - the order reports
-  list results in (``ORDER``: FAIL, WARN, SKIP, PASS).
+* ``run(checks, reads, expected)`` - every check, a SKIP for one that raised ``Missing``, a NOT_CHECKED for one
+  that raised ``Unreadable``.
+* ``summary(results)`` - counts by status; ``worst(results)`` - a host's verdict: FAIL when a check failed or a
+  critical check could not be evaluated (the host is not ready), then NOT_CHECKED, WARN, PASS;
+  ``failures_first(results)`` - the order reports list results in (``ORDER``: FAIL, NOT_CHECKED, WARN, SKIP,
+  PASS; critical before major before minor within a status); ``why(results)`` - the results behind a verdict
+  that is not PASS, in one line.
 * ``unexpected(results, allowed)`` - the results whose status ``allowed`` (check id -> statuses; PASS and SKIP
   for an id not listed) does not allow, worded for people (a test's assertion).
 
@@ -27,19 +32,26 @@ Standard library only: the same code runs in the action plugin on the controller
 
 from __future__ import annotations
 
-__all__ = ['Check', 'Missing', 'ORDER', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'failures_first', 'read',
-           'require_group', 'run', 'summary', 'unexpected', 'worst']
+__all__ = ['Check', 'Missing', 'ORDER', 'SCHEMA_VERSION', 'SEVERITIES', 'STATUSES', 'Unreadable', 'failures_first',
+           'read', 'require_group', 'run', 'summary', 'unexpected', 'why', 'worst']
 
 # The version of the report document (schemas/audit_report.schema.json of this collection, "$id").
 SCHEMA_VERSION = 1
-STATUSES = ('FAIL', 'WARN', 'SKIP', 'PASS')
+# NOT_CHECKED: the check could not be evaluated (its read failed). It is never counted as a PASS: a report that
+# shows it green would hide a host nobody looked at.
+STATUSES = ('FAIL', 'NOT_CHECKED', 'WARN', 'SKIP', 'PASS')
 SEVERITIES = ('critical', 'major', 'minor')
 # Position of each status in a report: failures first.
 ORDER = dict((status, index) for index, status in enumerate(STATUSES))
+_SEVERITY_ORDER = dict((severity, index) for index, severity in enumerate(SEVERITIES))
 
 
 class Missing(Exception):
     """A read the check needs is absent: the check is SKIP with this reason."""
+
+
+class Unreadable(Missing):
+    """A read the check needs failed: the check is NOT_CHECKED with this reason."""
 
 
 def read(reads, name, key=None):
@@ -48,7 +60,7 @@ def read(reads, name, key=None):
     if result is None or result.get('skipped'):
         raise Missing('%s was not run on this host' % name)
     if result.get('failed'):
-        raise Missing('%s failed: %s' % (name, result.get('msg', 'no message')))
+        raise Unreadable('%s failed: %s' % (name, result.get('msg', 'no message')))
     if key is None:
         return result
     if result.get(key) is None:
@@ -113,6 +125,9 @@ class Check(object):
     def skip(self, reason, subject=None, expected=None):
         return self.result('SKIP', subject, expected, None, reason)
 
+    def not_checked(self, reason, subject=None, expected=None):
+        return self.result('NOT_CHECKED', subject, expected, None, reason)
+
     def compare(self, subject, expected, observed, problem, evidence=None):
         """PASS when ``observed == expected``, else FAIL worded ``problem``."""
         if observed == expected:
@@ -122,6 +137,8 @@ class Check(object):
     def evaluate(self, reads, expected):
         try:
             results = self.func(self, reads, expected)
+        except Unreadable as exc:
+            return [self.not_checked(str(exc))]
         except Missing as exc:
             return [self.skip(str(exc))]
         return results or [self.skip('nothing to check on this host')]
@@ -142,18 +159,42 @@ def summary(results):
     return counts
 
 
+def _severity(result):
+    return _SEVERITY_ORDER.get(result.get('severity'), len(SEVERITIES))
+
+
 def failures_first(results):
-    """``results`` sorted FAIL, WARN, SKIP, PASS; catalogue order within a status (a stable sort)."""
-    return sorted(results, key=lambda r: ORDER[r['status']])
+    """``results`` sorted FAIL, NOT_CHECKED, WARN, SKIP, PASS, critical first within a status, then catalogue
+    order (a stable sort)."""
+    return sorted(results, key=lambda r: (ORDER[r['status']], _severity(r)))
+
+
+def _fails_host(result):
+    return result['status'] == 'FAIL' or (result['status'] == 'NOT_CHECKED' and result.get('severity') == 'critical')
 
 
 def worst(results):
-    """The worst status of ``results`` (FAIL, WARN, then PASS; SKIP counts as PASS), PASS when empty."""
+    """A host's verdict on ``results``: FAIL when a check failed or a critical one could not be evaluated (the
+    host is not ready), else NOT_CHECKED, WARN, then PASS (SKIP counts as PASS: nothing to check), PASS when
+    empty."""
+    if any(_fails_host(result) for result in results):
+        return 'FAIL'
     statuses = set(result['status'] for result in results)
-    for status in ('FAIL', 'WARN'):
+    for status in ('NOT_CHECKED', 'WARN'):
         if status in statuses:
             return status
     return 'PASS'
+
+
+def why(results, limit=3):
+    """The results behind a verdict that is not PASS, worst and most severe first, in one line
+    (``<id> [<subject>] <STATUS> (<severity>): <reason>; ...``); '' for a clean host."""
+    shown = [r for r in failures_first(results) if r['status'] in ('FAIL', 'NOT_CHECKED', 'WARN')]
+    parts = ['%s%s %s (%s): %s' % (r['id'], ' [%s]' % r['subject'] if r.get('subject') else '', r['status'],
+                                   r.get('severity'), r.get('reason')) for r in shown[:limit]]
+    if len(shown) > limit:
+        parts.append('and %d more' % (len(shown) - limit))
+    return '; '.join(parts)
 
 
 def unexpected(results, allowed=None, default=('PASS', 'SKIP')):

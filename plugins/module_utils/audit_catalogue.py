@@ -132,14 +132,18 @@ def build_report(hosts, groups, expected=None, meta=None):
 
 
 def summary_lines(report, limit=40):
-    """The human summary: the fleet's counts, then every FAIL and WARN with its fix (at most ``limit``)."""
+    """The human summary: the fleet's counts, why each host that is not PASS is not, then every FAIL,
+    NOT_CHECKED and WARN with its fix (at most ``limit``)."""
     s = report['summary']
-    lines = ['node audit: %s - %d host(s), %d failed; %d FAIL, %d WARN, %d SKIP, %d PASS' % (
-        report['status'], s['hosts'], s['hosts_failed'], s['FAIL'], s['WARN'], s['SKIP'], s['PASS'])]
+    lines = ['node audit: %s - %d host(s), %d failed; %s' % (
+        report['status'], s['hosts'], s['hosts_failed'],
+        ', '.join('%d %s' % (s.get(status, 0), status) for status in audit.STATUSES))]
+    lines.extend('%s %s: %s' % (e['status'], e['host'], audit.why(e['results']))
+                 for e in report['hosts'] if e['status'] != 'PASS')
     shown = 0
     for where, results in [('fleet', report['fleet'])] + [(e['host'], e['results']) for e in report['hosts']]:
         for r in results:
-            if r['status'] in ('FAIL', 'WARN'):
+            if r['status'] in ('FAIL', 'NOT_CHECKED', 'WARN'):
                 if shown == limit:
                     lines.append('... more in the report')
                     return lines

@@ -21,12 +21,12 @@ def _controllers(reads):
 
 
 def _smart(check, reads, build):
-    """One result per controller; SKIP for a controller whose SMART log could not be read."""
+    """One result per controller; NOT_CHECKED for a controller whose SMART log could not be read."""
     results = []
     for ctrl in _controllers(reads):
         evidence = 'nvme smart-log %s -o json' % ctrl.get('device')
         if ctrl.get('error'):
-            results.append(check.skip(ctrl['error'], subject=drive(ctrl)))
+            results.append(check.not_checked(ctrl['error'], subject=drive(ctrl)))
         else:
             results.append(build(ctrl, evidence))
     return results

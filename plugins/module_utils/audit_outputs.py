@@ -10,7 +10,8 @@
   clean).
 * ``junit_xml(report)`` - JUnit XML for CI systems: a test suite per host (and one for the fleet checks), a
   test case per result (host x check x subject; classname ``<host>.<check id>``): FAIL is a ``<failure>``,
-  SKIP ``<skipped>``, WARN passes with the warning in ``<system-out>``.
+  NOT_CHECKED an ``<error>`` (the check could not run), SKIP ``<skipped>``, WARN passes with the warning in
+  ``<system-out>``.
 * ``textfile(entry, generated)`` - a node_exporter textfile-collector file for one host of the report: a
   gauge per check and subject with one series per status (1 for the result's status, 0 for the others, so an
   alert on ``status="FAIL"`` needs no absent() clause), counts by status, the host's worst status, whether it
@@ -32,8 +33,9 @@ from ansible_collections.inferops.node.plugins.module_utils import audit
 
 __all__ = ['FLEET', 'diff', 'diff_lines', 'html_page', 'junit_xml', 'textfile', 'unix_time']
 
-# How bad a status is, for the diff (SKIP and PASS are both "not a problem").
-_RANK = {'FAIL': 2, 'WARN': 1, 'SKIP': 0, 'PASS': 0, None: 0}
+# How bad a status is, for the diff (SKIP and PASS are both "not a problem"; a check that could no longer be
+# evaluated broke).
+_RANK = {'FAIL': 3, 'NOT_CHECKED': 2, 'WARN': 1, 'SKIP': 0, 'PASS': 0, None: 0}
 FLEET = '(fleet)'
 
 
@@ -127,11 +129,12 @@ def junit_xml(report):
     if report.get('fleet'):
         suites.append((FLEET, report['fleet'], []))
     root = ET.Element('testsuites', name='inferops.node node audit')
-    totals = dict(tests=0, failures=0, skipped=0)
+    totals = dict(tests=0, failures=0, errors=0, skipped=0)
     for host, results, groups in suites:
         counts = audit.summary(results)
         suite = ET.SubElement(root, 'testsuite', name=host, tests=str(len(results)), failures=str(counts['FAIL']),
-                              errors='0', skipped=str(counts['SKIP']), time='0', timestamp=generated.rstrip('Z'))
+                              errors=str(counts['NOT_CHECKED']), skipped=str(counts['SKIP']), time='0',
+                              timestamp=generated.rstrip('Z'))
         if groups:
             ET.SubElement(ET.SubElement(suite, 'properties'), 'property', name='groups', value=','.join(groups))
         for r in results:
@@ -141,16 +144,19 @@ def junit_xml(report):
                 _value(r['expected']), _value(r['observed']), r['evidence'], r['fix'], r['severity'])
             if r['status'] == 'FAIL':
                 ET.SubElement(case, 'failure', message=r['reason'] or '', type=r['severity']).text = detail
+            elif r['status'] == 'NOT_CHECKED':
+                ET.SubElement(case, 'error', message=r['reason'] or '', type=r['severity']).text = detail
             elif r['status'] == 'SKIP':
                 ET.SubElement(case, 'skipped', message=r['reason'] or '')
             elif r['status'] == 'WARN':
                 ET.SubElement(case, 'system-out').text = 'WARN: %s\n%s' % (r['reason'], detail)
         totals['tests'] += len(results)
         totals['failures'] += counts['FAIL']
+        totals['errors'] += counts['NOT_CHECKED']
         totals['skipped'] += counts['SKIP']
     root.set('tests', str(totals['tests']))
     root.set('failures', str(totals['failures']))
-    root.set('errors', '0')
+    root.set('errors', str(totals['errors']))
     root.set('skipped', str(totals['skipped']))
     root.set('time', '0')
     ET.indent(root)
@@ -200,7 +206,7 @@ def textfile(entry, generated, check_mode=False):
     _metric(lines, 'inferops_audit_results', 'Node audit results on this host by status.',
             [({'status': s}, n) for s, n in sorted(entry['summary'].items())])
     _metric(lines, 'inferops_audit_status', 'Worst node audit status of this host: 1 for it, 0 for the others.',
-            [({'status': s}, 1 if s == entry['status'] else 0) for s in ('FAIL', 'WARN', 'PASS')])
+            [({'status': s}, 1 if s == entry['status'] else 0) for s in ('FAIL', 'NOT_CHECKED', 'WARN', 'PASS')])
     _metric(lines, 'inferops_audit_reachable', 'Whether this host answered the node audit.',
             [({}, 1 if entry['reachable'] else 0)])
     _metric(lines, 'inferops_audit_check_mode', 'Whether the node audit ran with --check.', [({}, 1 if check_mode else 0)])
@@ -214,7 +220,8 @@ def textfile(entry, generated, check_mode=False):
 _CSS = '''
 body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1b1b1b;background:#fafafa}
 header{padding:16px 24px;color:#fff}
-header.FAIL{background:#b71c1c}header.WARN{background:#e65100}header.PASS{background:#2e7d32}
+header.FAIL{background:#b71c1c}header.NOT_CHECKED{background:#4a148c}header.WARN{background:#e65100}
+header.PASS{background:#2e7d32}
 header h1{margin:0 0 4px;font-size:22px}main{padding:8px 24px 32px}
 h2{font-size:17px;margin:24px 0 8px;border-bottom:1px solid #ccc;padding-bottom:4px}
 table{border-collapse:collapse;width:100%;background:#fff;margin-bottom:8px}
@@ -225,7 +232,8 @@ td{overflow-wrap:break-word}td.v{min-width:14em}td.r{overflow-wrap:anywhere;min-
 .s{font-weight:700;text-align:center;white-space:nowrap;width:4em}
 .FAIL .s,.s.FAIL{background:#ffcdd2;color:#b71c1c}.WARN .s,.s.WARN{background:#ffe0b2;color:#e65100}
 .SKIP .s,.s.SKIP{background:#eceff1;color:#546e7a}.PASS .s,.s.PASS{background:#c8e6c9;color:#1b5e20}
-tr.FAIL td{background:#fff5f5}tr.WARN td{background:#fffaf2}
+.NOT_CHECKED .s,.s.NOT_CHECKED{background:#e1bee7;color:#4a148c}
+tr.FAIL td{background:#fff5f5}tr.NOT_CHECKED td{background:#faf5fb}tr.WARN td{background:#fffaf2}
 .cards{display:flex;gap:12px;flex-wrap:wrap}.card{padding:8px 16px;border-radius:6px;min-width:80px;text-align:center}
 .card b{display:block;font-size:24px}
 details{margin:8px 0;background:#fff;border:1px solid #ddd;border-radius:4px}
@@ -274,23 +282,24 @@ _RESULT_HEAD = ['status', 'check (severity)', 'subject', 'reason', 'values', 'ev
 
 
 def _checks(report):
-    """One row per check id: counts by status over the fleet, the hosts with a FAIL or WARN."""
+    """One row per check id: counts by status over the fleet, the hosts with a FAIL, NOT_CHECKED or WARN."""
     table = {}
     for host, r in _all(report):
         row = table.setdefault(r['id'], {'title': r['title'], 'severity': r['severity'],
                                          'counts': dict((s, 0) for s in audit.STATUSES), 'hosts': {}})
         row['counts'][r['status']] += 1
-        if r['status'] in ('FAIL', 'WARN'):
+        if r['status'] in ('FAIL', 'NOT_CHECKED', 'WARN'):
             row['hosts'].setdefault(host, r['status'])
     rows = []
     for check_id, row in sorted(table.items(), key=lambda item: (
-            -item[1]['counts']['FAIL'], -item[1]['counts']['WARN'], item[0])):
-        worst = audit.worst([{'status': s} for s, n in row['counts'].items() if n])
+            -item[1]['counts']['FAIL'], -item[1]['counts']['NOT_CHECKED'], -item[1]['counts']['WARN'], item[0])):
+        worst = audit.worst([{'status': s, 'severity': row['severity']} for s, n in row['counts'].items() if n])
         rows.append('<tr class="%s">%s<td><b>%s</b><br><span class="muted">%s</span></td><td>%s</td>%s<td>%s</td></tr>' % (
             worst, _status(worst), _e(check_id), _e(row['title']), _e(row['severity']),
             ''.join('<td>%d</td>' % row['counts'][s] for s in audit.STATUSES),
             _e(', '.join('%s (%s)' % item for item in sorted(row['hosts'].items())) or '-')))
-    return _table(['status', 'check', 'severity'] + list(audit.STATUSES) + ['hosts with FAIL or WARN'], rows)
+    return _table(['status', 'check', 'severity'] + list(audit.STATUSES) + ['hosts with FAIL, NOT_CHECKED or WARN'],
+                  rows)
 
 
 def _diff_section(d):
@@ -341,8 +350,9 @@ def _benchmarks(entry):
 def html_page(report):
     """The report as one HTML document (text)."""
     meta, s = report.get('meta') or {}, report['summary']
-    problems = [(host, r) for host, r in _all(report) if r['status'] in ('FAIL', 'WARN')]
-    problems.sort(key=lambda item: (audit.ORDER[item[1]['status']], item[0] == FLEET, item[0], item[1]['id']))
+    problems = [(host, r) for host, r in _all(report) if r['status'] in ('FAIL', 'NOT_CHECKED', 'WARN')]
+    problems.sort(key=lambda item: (audit.ORDER[item[1]['status']], audit.SEVERITIES.index(item[1]['severity']),
+                                    item[0] == FLEET, item[0], item[1]['id']))
     parts = [
         '<!DOCTYPE html>',
         '<html lang="en"><head><meta charset="utf-8">',
@@ -353,14 +363,15 @@ def html_page(report):
             report['status'], report['status'], _e(meta.get('generated', '')), s['hosts'], s['hosts_failed'],
             ' - check mode' if meta.get('check_mode') else ''),
         '<h2 id="summary">Fleet summary</h2><div class="cards">%s</div>' % ''.join(
-            '<div class="card s %s"><b>%d</b>%s</div>' % (status, s[status], status) for status in audit.STATUSES),
+            '<div class="card s %s"><b>%d</b>%s</div>' % (status, s.get(status, 0), status) for status in audit.STATUSES),
         '<h2 id="hosts">Hosts</h2>',
-        _table(['status', 'host', 'groups', 'reachable'] + list(audit.STATUSES), [
-            '<tr class="%s">%s<td><a href="#%s">%s</a></td><td>%s</td><td>%s</td>%s</tr>' % (
+        _table(['status', 'host', 'groups', 'reachable', 'why'] + list(audit.STATUSES), [
+            '<tr class="%s">%s<td><a href="#%s">%s</a></td><td>%s</td><td>%s</td><td>%s</td>%s</tr>' % (
                 e['status'], _status(e['status']), _anchor(e['host']), _e(e['host']), _e(', '.join(e['groups'])),
-                'yes' if e['reachable'] else 'NO', ''.join('<td>%d</td>' % e['summary'][st] for st in audit.STATUSES))
+                'yes' if e['reachable'] else 'NO', _e(audit.why(e['results'])),
+                ''.join('<td>%d</td>' % e['summary'].get(st, 0) for st in audit.STATUSES))
             for e in report['hosts']]),
-        '<h2 id="problems">Failures and warnings (%d)</h2>' % len(problems),
+        '<h2 id="problems">Failures, checks not made and warnings (%d)</h2>' % len(problems),
         _table(['status', 'host'] + _RESULT_HEAD[1:], [_result_row(r, host) for host, r in problems])
         if problems else '<p>None.</p>',
         '<h2 id="diff">Since the previous run</h2>',
@@ -378,7 +389,7 @@ def html_page(report):
     for e in report['hosts']:
         parts.append('<details id="%s"%s><summary class="%s">%s %s - %s</summary>%s</details>' % (
             _anchor(e['host']), '' if e['status'] == 'PASS' else ' open', e['status'], _e(e['status']), _e(e['host']),
-            _e(', '.join('%d %s' % (e['summary'][st], st) for st in audit.STATUSES)),
+            _e(', '.join('%d %s' % (e['summary'].get(st, 0), st) for st in audit.STATUSES)),
             _table(_RESULT_HEAD, [_result_row(r) for r in e['results']])))
     parts.append('<p class="muted">inferops.node node audit, report schema %s; ansible %s.</p></main></body></html>' % (
         _e(report['schema_version']), _e(meta.get('ansible_version', '?'))))

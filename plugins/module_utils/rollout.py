@@ -589,8 +589,9 @@ def record(the_plan, wave, outcomes):
 def audit_gate_errors(results, severities, reads=None):
     """The node audit's FAIL results of the gated severities, one message each (empty: the gate passes).
 
-    ``reads`` (info module results by name): a read that failed fails the gate too - the audit would only
-    SKIP the checks that need it, and an unread array is not a healthy one.
+    ``reads`` (info module results by name): a read that failed fails the gate too - an unread array is not a
+    healthy one; so does a result of a gated severity that could not be evaluated (NOT_CHECKED: a drive whose
+    SMART log could not be read).
     """
     problems = []
     for name in sorted(reads or {}):
@@ -599,10 +600,12 @@ def audit_gate_errors(results, severities, reads=None):
             problems.append('audit read %s failed: %s; the checks that need it cannot pass' % (
                 name, _shorten(str(read.get('msg') or 'no message'))))
     for result in results or []:
-        if not isinstance(result, dict) or result.get('status') != 'FAIL' or result.get('severity') not in severities:
+        if (not isinstance(result, dict) or result.get('status') not in ('FAIL', 'NOT_CHECKED')
+                or result.get('severity') not in severities):
             continue
-        problems.append('audit %s (%s) %s: %s; expected %s, observed %s; fix: %s' % (
-            result.get('id'), result.get('severity'), result.get('subject') or '-', result.get('reason') or 'FAIL',
+        problems.append('audit %s (%s) %s: %s%s; expected %s, observed %s; fix: %s' % (
+            result.get('id'), result.get('severity'), result.get('subject') or '-',
+            'NOT CHECKED: ' if result.get('status') == 'NOT_CHECKED' else '', result.get('reason') or 'FAIL',
             result.get('expected'), result.get('observed'), result.get('fix')))
     return problems
 

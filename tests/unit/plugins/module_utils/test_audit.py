@@ -338,11 +338,33 @@ def test_smart_log_faults(recorded, check_id, change, status, reason):
     assert set(r['status'] for r in found[1:]) == {'PASS'}
 
 
-def test_unreadable_smart_log_is_skip(recorded):
+def test_unreadable_smart_log_is_not_checked(recorded):
+    # A drive whose temperature nobody could read is not a cool drive (seed 000: 70 degrees at peak).
     health = copy.deepcopy(recorded['nvme_health_info'])
     health['controllers'][2].update(error='nvme smart-log /dev/nvme2: rc=1 failed', temperature_c=None)
     found = results(recorded, 'nvme.temperature', nvme_health_info=health)
-    assert found[2]['status'] == 'SKIP' and found[2]['reason'] == 'nvme smart-log /dev/nvme2: rc=1 failed'
+    assert found[2]['status'] == 'NOT_CHECKED' and found[2]['reason'] == 'nvme smart-log /dev/nvme2: rc=1 failed'
+
+
+def test_a_failed_read_is_not_checked_and_a_critical_one_fails_the_host(recorded):
+    failed = {'failed': True, 'msg': 'mdadm: command not found'}
+    found = audit_catalogue.evaluate_host(reads(recorded, md_info=failed), LAB_EXPECTED)
+    storage = [r for r in found if r['id'].startswith('storage.md_')]
+    assert storage and set(r['status'] for r in storage) == {'NOT_CHECKED'}
+    assert all(r['reason'] == 'md_info failed: mdadm: command not found' for r in storage)
+    assert 'critical' in set(r['severity'] for r in storage)
+    clean = [r for r in found if r['status'] != 'FAIL']
+    # Nothing failed, but a critical check was not made: the host is not ready, and the report says why.
+    assert audit.worst(clean) == 'FAIL'
+    assert 'storage.md_present NOT_CHECKED (critical): md_info failed' in audit.why(clean)
+    hosts = {'node1': {'results': clean, 'groups': ['local_nvme']}}
+    report = audit_catalogue.build_report(hosts, {'local_nvme': ['node1']})
+    jsonschema.validate(report, schema())
+    assert report['summary']['hosts_failed'] == 1
+    assert report['summary']['NOT_CHECKED'] == len([r for r in clean if r['status'] == 'NOT_CHECKED']) >= len(storage)
+    lines = audit_catalogue.summary_lines(report)
+    assert lines[1].startswith('FAIL node1: storage.md_present NOT_CHECKED (critical): md_info failed')
+    assert any(line.startswith('NOT_CHECKED node1 storage.md_present: md_info failed') for line in lines)
 
 
 def test_firmware_pin(recorded):
@@ -596,8 +618,16 @@ def test_schema_refuses_a_bad_result(recorded):
 def test_worst_and_summary():
     check = audit.Check('x.y', 't', 'minor', 'e', 'f')
     found = [check.passed(None, 1, 1), check.skip('why'), check.warn('a', 1, 2, 'r')]
-    assert audit.worst(found) == 'WARN' and audit.summary(found) == {'FAIL': 0, 'WARN': 1, 'SKIP': 1, 'PASS': 1}
+    assert audit.worst(found) == 'WARN'
+    assert audit.summary(found) == {'FAIL': 0, 'NOT_CHECKED': 0, 'WARN': 1, 'SKIP': 1, 'PASS': 1}
     assert audit.worst([check.skip('why')]) == 'PASS'
+    # A check that could not be evaluated is never a PASS; a critical one fails the host.
+    assert audit.worst(found + [check.not_checked('read failed')]) == 'NOT_CHECKED'
+    major = audit.Check('x.z', 't', 'major', 'e', 'f')
+    assert audit.worst(found + [major.not_checked('read failed')]) == 'NOT_CHECKED'
+    critical = audit.Check('x.c', 't', 'critical', 'e', 'f')
+    assert audit.worst(found + [critical.not_checked('read failed')]) == 'FAIL'
+    assert audit.why([check.passed(None, 1, 1)]) == ''
 
 
 def test_report_written_on_a_lab_guest_is_valid():
@@ -620,4 +650,13 @@ def test_failures_first_keeps_the_catalogue_order_within_a_status():
     results = [check.passed('a', 1, 1), check.skip('why', 'b'), check.fail('c', 1, 2, 'no'), check.warn('d', 1, 2, 'hm'),
                check.fail('e', 1, 3, 'no')]
     assert [r['subject'] for r in audit.failures_first(results)] == ['c', 'e', 'd', 'b', 'a']
-    assert [audit.ORDER[s] for s in audit.STATUSES] == [0, 1, 2, 3]
+    assert [audit.ORDER[s] for s in audit.STATUSES] == [0, 1, 2, 3, 4]
+
+
+def test_failures_first_puts_critical_before_major_before_minor_within_a_status():
+    minor, major, critical = (audit.Check('x.' + s, 't', s, 'e', 'f') for s in ('minor', 'major', 'critical'))
+    results = [minor.fail('a', 1, 2, 'no'), major.not_checked('r', 'b'), critical.fail('c', 1, 2, 'no'),
+               major.fail('d', 1, 2, 'no'), critical.not_checked('r', 'e'), minor.warn('f', 1, 2, 'hm')]
+    assert [r['subject'] for r in audit.failures_first(results)] == ['c', 'd', 'a', 'e', 'b', 'f']
+    assert audit.why(results, limit=2) == ('x.critical [c] FAIL (critical): no; x.major [d] FAIL (major): no; '
+                                           'and 4 more')

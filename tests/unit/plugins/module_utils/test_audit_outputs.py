@@ -157,6 +157,31 @@ def test_junit_warn_passes_with_its_text(recorded):
     assert warn.find('failure') is None and warn.find('system-out').text.startswith('WARN: storage.md_health')
 
 
+def test_a_check_not_made_is_an_error_a_series_a_why_and_a_break(recorded):
+    """node2's md_info read failed: its md checks are NOT_CHECKED in every output, and the diff calls it broken."""
+    before = converged_report(recorded)
+    hosts = fleet_hosts(recorded)
+    hosts['node2']['results'] = audit_catalogue.evaluate_host(
+        reads(recorded, md_info={'failed': True, 'msg': 'mdadm: command not found'}), LAB_EXPECTED)
+    report = audit_catalogue.build_report(hosts, GROUPS, meta={'generated': '2026-12-02T05:00:00Z', 'check_mode': False})
+    node2 = [e for e in report['hosts'] if e['host'] == 'node2'][0]
+    assert node2['status'] == 'FAIL' and node2['summary']['NOT_CHECKED'] > 0
+    root = ET.fromstring(audit_outputs.junit_xml(report))
+    suite = [x for x in root.findall('testsuite') if x.get('name') == 'node2'][0]
+    errors = [c for c in suite.findall('testcase') if c.find('error') is not None]
+    assert suite.get('errors') == str(len(errors)) == str(node2['summary']['NOT_CHECKED'])
+    assert errors[0].find('error').get('message') == 'md_info failed: mdadm: command not found'
+    text = audit_outputs.textfile(node2, report['meta']['generated'])
+    assert promtool(text)[0] == 0, promtool(text)[1]
+    found = samples(text)
+    assert found[('inferops_audit_status', frozenset([('status', '"FAIL"')]))] == 1
+    assert found[('inferops_audit_results', frozenset([('status', '"NOT_CHECKED"')]))] == node2['summary']['NOT_CHECKED']
+    page = audit_outputs.html_page(report)
+    assert 'storage.md_present NOT_CHECKED (critical): md_info failed: mdadm: command not found' in page
+    broke = [(e['host'], e['id'], e['after']) for e in audit_outputs.diff(before, report)['broke']]
+    assert ('node2', 'storage.md_present', 'NOT_CHECKED') in broke
+
+
 # ------------------------------------------------------------------ diff
 
 def test_diff_from_the_fresh_guest_to_the_converged_node(recorded):

@@ -176,14 +176,19 @@ def test_endpoint_not_read_is_skip(servers):
     ({'triton_info': {'skipped': True, 'msg': 'not in the serving group'}}, expected(8000),
      'triton_info was not run on this host: not in the serving group'),
     ({}, expected(8000), 'triton_info was not run on this host'),
-    ({'triton_info': {'failed': True, 'msg': 'endpoints must not be empty'}}, expected(8000),
-     'triton_info failed: endpoints must not be empty'),
 ])
 def test_skip_with_reason(reads, wanted, reason):
     found = evaluate(reads, wanted)
     for check_id in ('serving.ready', 'serving.models'):
         [result] = found[check_id]
         assert result['status'] == 'SKIP' and result['reason'] == reason
+
+
+def test_a_failed_read_is_not_checked():
+    found = evaluate({'triton_info': {'failed': True, 'msg': 'endpoints must not be empty'}}, expected(8000))
+    for check_id in ('serving.ready', 'serving.models'):
+        [result] = found[check_id]
+        assert result['status'] == 'NOT_CHECKED' and result['reason'] == 'triton_info failed: endpoints must not be empty'
 
 
 @pytest.mark.parametrize('wanted, reason', [
@@ -280,14 +285,14 @@ def test_service_not_read_is_skip(monkeypatch):
     assert found['c']['status'] == 'SKIP' and found['c']['reason'] == 'compose_project_info did not read service c'
 
 
-def test_host_without_docker_is_skip_with_the_modules_message(monkeypatch, tmp_path):
+def test_host_without_docker_is_not_checked_with_the_modules_message(monkeypatch, tmp_path):
     # The module itself on a host whose PATH has no docker CLI (the read fails; the audit registers it).
     monkeypatch.setenv('PATH', str(tmp_path))
     failed, result = run_module(compose_project_info.main, {'project_name': 'rec',
                                                             'definition': recorded_compose.definition()})
     assert failed and result['msg'].startswith('docker: command not found on the host')
     [skip] = containers(dict(result, failed=True), 'a', 'b').values()
-    assert skip['status'] == 'SKIP' and skip['reason'] == 'compose_project_info failed: ' + result['msg']
+    assert skip['status'] == 'NOT_CHECKED' and skip['reason'] == 'compose_project_info failed: ' + result['msg']
 
 
 @pytest.mark.parametrize('result, reason', [

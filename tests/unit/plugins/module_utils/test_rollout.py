@@ -386,6 +386,14 @@ def test_audit_gate_fails_on_gated_severities_only():
         'audit read md_info failed: mdadm: not found; the checks that need it cannot pass']
 
 
+def test_audit_gate_fails_on_a_gated_check_not_made():
+    unread = dict(AUDIT[0], id='nvme.temperature', subject='S1', status='NOT_CHECKED', reason='smart-log rc=1',
+                  expected=70, observed=None, fix='nvme_health')
+    assert rollout.audit_gate_errors([unread], ['critical']) == [
+        'audit nvme.temperature (critical) S1: NOT CHECKED: smart-log rc=1; expected 70, observed None; fix: nvme_health']
+    assert rollout.audit_gate_errors([unread], ['major']) == []
+
+
 def test_audit_severities_setting():
     conf, problems = rollout.settings(values(audit_severities=['critical', 'fatal']))
     assert problems == ['inferops_rollout_audit_severities[1] = "fatal": not an audit severity; use critical, major, '
