@@ -50,7 +50,8 @@ ROLE_VARIABLES = {
         'nvme_sched_scheduler', 'nvme_sched_read_ahead_kb', 'nvme_sched_nr_requests', 'nvme_sched_models',
         'nvme_sched_serials')),
     'md_raid_xfs': dict((name, name) for name in (
-        'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer')),
+        'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer', 'md_raid_xfs_mdadm_conf',
+        'md_raid_xfs_update_initramfs')),
     'nvmeof_initiator': dict((name, name) for name in ('nvmeof_initiator_connections',
                                                        'nvmeof_initiator_read_ahead_sectors')),
     'irq_affinity': dict((name, name) for name in (

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial, read-ahead),
+"""Audit checks of the local storage: md arrays (present, healthy, level/chunk/members by serial, their ARRAY
+line in mdadm.conf and its initramfs copy, read-ahead),
 their mounts, mount options, XFS stripe geometry, file types and free space (on ``md_info``), the NVMe queues of
 the nvme_sched role (on ``nvme_info``) and the fstrim timer. The NVMe queues and the fstrim timer are judged on
 the hosts of the local_nvme group only (the other checks follow md_raid_xfs_arrays, empty elsewhere). The wanted
@@ -108,6 +109,41 @@ def md_layout(check, reads, expected):
             results.append(check.fail(_subject(want), wanted, observed, '; '.join(problems)))
         else:
             results.append(check.passed(_subject(want), wanted, observed))
+    return results
+
+
+@Check('storage.md_conf', 'mdadm.conf names every array by its UUID, and the initramfs was built after it', 'major',
+       'mdadm.conf ARRAY lines, the mtimes of mdadm.conf and /boot/initrd.img-<kernel> (md_info)',
+       FIX_MD + ': it writes the ARRAY line and runs update-initramfs -u')
+def md_conf(check, reads, expected):
+    """The configuration the next boot assembles the arrays by: without its ARRAY line (or with an initramfs
+    older than mdadm.conf, whose copy the early boot reads) an array may come up as md127, not /dev/md/<name>,
+    and its mount fails. The initramfs is compared by time, not unpacked: a newer initramfs was built from the
+    mdadm.conf of its time."""
+    info = read(reads, 'md_info')
+    conf_arrays = read(reads, 'md_info', 'conf_arrays')
+    initramfs = info.get('initramfs') or {}
+    path = initramfs.get('conf') or '/etc/mdadm/mdadm.conf'
+    judge_initramfs = expected.get('md_raid_xfs_update_initramfs', True) not in (False, 'false', 'no', 0)
+    results = []
+    for want, found in _running(check, info, expected, results):
+        device, uuid = _subject(want), (found.get('uuid') or '').lower()
+        wanted = 'ARRAY %s UUID=%s' % (device, found.get('uuid'))
+        lines = [a for a in conf_arrays if (a.get('uuid') or '').lower() == uuid]
+        if not lines:
+            results.append(check.fail(device, wanted, None, 'no ARRAY line for UUID %s in %s: the next boot may assemble '
+                                      'the array under another name (md127) and its mount fail' % (found.get('uuid'), path)))
+        elif lines[0].get('device') not in (device, want['name']):
+            results.append(check.fail(device, wanted, 'ARRAY %s UUID=%s' % (lines[0].get('device'), lines[0].get('uuid')),
+                                      'the ARRAY line for UUID %s in %s names %s' % (found.get('uuid'), path,
+                                                                                   lines[0].get('device'))))
+        elif (judge_initramfs and initramfs.get('initrd_mtime') is not None and initramfs.get('conf_mtime') is not None
+              and initramfs['initrd_mtime'] < initramfs['conf_mtime']):
+            results.append(check.fail(device, wanted, 'initramfs older than %s' % path,
+                                      '%s changed after %s was built: the early boot assembles from the older copy'
+                                      % (path, initramfs.get('initrd'))))
+        else:
+            results.append(check.passed(device, wanted, 'ARRAY %s UUID=%s' % (lines[0].get('device'), lines[0].get('uuid'))))
     return results
 
 
@@ -288,5 +324,5 @@ def nvme_queue_settings(check, reads, expected):
     return results
 
 
-CHECKS = [md_present, md_health, md_layout, mount, xfs_stripe, xfs_ftype, free_space, md_readahead, fstrim,
+CHECKS = [md_present, md_health, md_layout, md_conf, mount, xfs_stripe, xfs_ftype, free_space, md_readahead, fstrim,
           nvme_queue_settings]

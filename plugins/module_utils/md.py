@@ -9,6 +9,9 @@ and ``md_info`` (which only reads) get array state from.
   ``/sys/block/mdX/md`` and ``/proc/mdstat`` merged (level, UUID, members with their roles, status,
   sync progress, degraded/failed/spare counts).
 * ``array_names`` - kernel name -> array name (from the ``/dev/md/<name>`` links udev makes).
+* ``array_statements(lines)`` / ``conf_arrays(text)`` - the ``ARRAY`` statements of an mdadm.conf (continuation
+  lines joined): where they stand, and their device, UUID and name - what mdadm_array writes and md_info
+  reads back for the audit (the boot assembles the arrays by these lines).
 
 Commands run through the module's ``command.CommandRunner`` (``runner``): C locale, argument lists.
 """
@@ -16,13 +19,14 @@ Commands run through the module's ``command.CommandRunner`` (``runner``): C loca
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 
 __all__ = [
     'SYNC_STATUS', 'detail_export', 'examine_export', 'name_matches', 'running_arrays',
-    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names',
+    'find_running', 'array_status', 'kernel_uuid_to_mdadm', 'array_names', 'array_statements', 'conf_arrays',
 ]
 
 # sync_action (sysfs) or the /proc/mdstat action -> the status word reported for the array.
@@ -168,3 +172,31 @@ def array_status(runner, kname, name, members=None):
         in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
         result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]
     return result
+
+
+def array_statements(lines):
+    """``[(start, end_exclusive, words)]`` of the ARRAY statements in mdadm.conf ``lines`` (a statement goes on
+    over the indented lines after it)."""
+    out = []
+    idx = 0
+    while idx < len(lines):
+        if re.match(r'^ARRAY\s', lines[idx]):
+            end = idx + 1
+            while end < len(lines) and lines[end][:1] in (' ', '\t') and lines[end].strip():
+                end += 1
+            out.append((idx, end, ' '.join(line.strip() for line in lines[idx:end]).split()))
+            idx = end
+        else:
+            idx += 1
+    return out
+
+
+def conf_arrays(text):
+    """``[{device, uuid, name}]`` of the ARRAY statements of an mdadm.conf's ``text`` (None for a missing field)."""
+    out = []
+    for dummy, dummy2, words in array_statements((text or '').splitlines()):
+        fields = dict(word.split('=', 1) for word in words[2:] if '=' in word)
+        fields = dict((key.lower(), value) for key, value in fields.items())
+        out.append({'device': words[1] if len(words) > 1 and '=' not in words[1] else None,
+                    'uuid': fields.get('uuid'), 'name': fields.get('name')})
+    return out

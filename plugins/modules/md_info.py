@@ -341,6 +341,16 @@ initramfs:
   description: C({conf, conf_mtime, initrd, initrd_mtime}) for the running kernel.
   returned: always
   type: dict
+conf_arrays:
+  description:
+    - The C(ARRAY) statements of O(mdadm_conf), C({device, uuid, name}) each (null for a field the line lacks);
+      empty when it has none or cannot be read. The boot assembles the arrays by them (the audit's
+      C(storage.md_conf)).
+  returned: always
+  type: list
+  elements: dict
+  version_added: 0.2.0
+  sample: [{device: /dev/md/models, uuid: "ae809e5b:1362128b:161f63bf:74fd1500", name: "node1:models"}]
 sysctl:
   description: C(dev.raid.speed_limit_min) and C(dev.raid.speed_limit_max) (null without md_mod).
   returned: always
@@ -375,6 +385,7 @@ from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import xfs
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 
@@ -626,6 +637,7 @@ def main():
         mdcheck=sysfs.exists('/usr/share/mdadm/mdcheck'),
         initramfs={'conf': params['mdadm_conf'], 'conf_mtime': mtime(params['mdadm_conf']), 'initrd': initrd,
                    'initrd_mtime': mtime(initrd)},
+        conf_arrays=md.conf_arrays(textfile.read_text(sysfs.host_path(params['mdadm_conf']))),
         sysctl={'speed_limit_min': sysfs.read_int('/proc/sys/dev/raid/speed_limit_min'),
                 'speed_limit_max': sysfs.read_int('/proc/sys/dev/raid/speed_limit_max')},
         command_log=runner.log,

@@ -427,7 +427,7 @@ from ansible.module_utils.common.text.converters import to_native
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan
 from ansible_collections.inferops.node.plugins.module_utils.md import (
-    array_status, examine_export, find_running, name_matches,
+    array_statements, array_status, examine_export, find_running, name_matches,
 )
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
@@ -542,22 +542,6 @@ def conf_line_for(array):
     return ' '.join(parts)
 
 
-def _array_blocks(lines):
-    """Indexes of ARRAY statements: list of (start, end_exclusive) including continuation lines."""
-    blocks = []
-    idx = 0
-    while idx < len(lines):
-        if re.match(r'^ARRAY\s', lines[idx]):
-            end = idx + 1
-            while end < len(lines) and lines[end][:1] in (' ', '\t') and lines[end].strip():
-                end += 1
-            blocks.append((idx, end))
-            idx = end
-        else:
-            idx += 1
-    return blocks
-
-
 def update_conf_text(text, name, device, uuid, new_line):
     """Return the new mdadm.conf content: managed block for ``name`` set to ``new_line`` (None removes it).
 
@@ -568,9 +552,7 @@ def update_conf_text(text, name, device, uuid, new_line):
     marker = MARKER % name
     drop = set()
     insert_at = None
-    for start, end in _array_blocks(lines):
-        statement = ' '.join(l.strip() for l in lines[start:end])
-        words = statement.split()
+    for start, end, words in array_statements(lines):
         dev = words[1] if len(words) > 1 else ''
         found_uuid = None
         for word in words:

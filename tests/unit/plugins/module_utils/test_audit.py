@@ -24,7 +24,9 @@ import pytest
 import yaml
 
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, irq
-from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, nvme_health_info, nvme_info, platform_info
+from ansible_collections.inferops.node.plugins.module_utils import md as md_module
+from ansible_collections.inferops.node.plugins.modules import irq_info, irq_pin, md_info, mdadm_array, nvme_health_info, nvme_info
+from ansible_collections.inferops.node.plugins.modules import platform_info
 from ansible_collections.inferops.node.plugins.modules import storage_benchmark_info, sysctl_info
 from ansible_collections.inferops.node.tests.unit import before_fork
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture, fixture_path, run_module
@@ -440,6 +442,56 @@ def test_xfs_ftype(recorded):
     older = copy.deepcopy(recorded['md_info'])
     del older['filesystems']
     assert only(results(recorded, 'storage.xfs_ftype', md_info=older))['reason'] == 'md_info returned no filesystems'
+
+
+def conf_written_by_mdadm_array(recorded, names):
+    """The recorded guest's mdadm.conf with the ARRAY lines mdadm_array writes for ``names`` (its own writer), as
+    md_info reads them back."""
+    md = copy.deepcopy(recorded['md_info'])
+    text = '# mdadm.conf\nHOMEHOST <system>\nMAILADDR root\n'
+    for name in names:
+        array = md['arrays'][name]
+        line = mdadm_array.conf_line_for(dict(array, device='/dev/md/' + name))
+        text = mdadm_array.update_conf_text(text, name, '/dev/md/' + name, array['uuid'], line)
+    md['conf_arrays'] = md_module.conf_arrays(text)
+    return md, text
+
+
+def test_md_conf_names_each_array_by_uuid_and_the_initramfs_follows(recorded):
+    # The recorded guest: arrays made by mdadm --create by hand, no ARRAY line - what a boot may assemble as md127.
+    found = results(recorded, 'storage.md_conf')
+    assert statuses(found) == {'/dev/md/models': 'FAIL', '/dev/md/index': 'FAIL'}
+    uuid = recorded['md_info']['arrays']['models']['uuid']
+    assert found[0]['reason'] == ('no ARRAY line for UUID %s in /etc/mdadm/mdadm.conf: the next boot may assemble the '
+                                  'array under another name (md127) and its mount fail' % uuid)
+    # As md_raid_xfs writes it: PASS.
+    md, text = conf_written_by_mdadm_array(recorded, ['models', 'index'])
+    assert 'ARRAY /dev/md/models' in text
+    assert set(statuses(results(recorded, 'storage.md_conf', md_info=md)).values()) == {'PASS'}
+    # The drift: the ARRAY line of one array removed by hand.
+    md_one, dummy = conf_written_by_mdadm_array(recorded, ['index'])
+    assert statuses(results(recorded, 'storage.md_conf', md_info=md_one)) == {'/dev/md/models': 'FAIL',
+                                                                              '/dev/md/index': 'PASS'}
+    # mdadm.conf changed after the initramfs was built: the early boot reads the older copy.
+    md['initramfs'].update(conf_mtime=2000.0, initrd_mtime=1000.0)
+    older = results(recorded, 'storage.md_conf', md_info=md)
+    assert set(statuses(older).values()) == {'FAIL'}
+    assert older[0]['reason'].startswith('/etc/mdadm/mdadm.conf changed after /boot/initrd.img-')
+    # The role leaves the initramfs alone (md_raid_xfs_update_initramfs false): only the lines are judged.
+    assert set(statuses(results(recorded, 'storage.md_conf', {'md_raid_xfs_update_initramfs': False},
+                                md_info=md)).values()) == {'PASS'}
+    # md_info of an older collection (no conf_arrays): SKIP, not a verdict.
+    del md['conf_arrays']
+    assert only(results(recorded, 'storage.md_conf', md_info=md))['reason'] == 'md_info returned no conf_arrays'
+
+
+def test_conf_arrays_reads_continuation_lines_and_any_field_order():
+    text = ('DEVICE partitions\nARRAY /dev/md/models metadata=1.2\n   name=node1:models UUID=AE80:1362:161F:74FD\n'
+            '#ARRAY /dev/md/old UUID=1:2:3:4\nARRAY <ignore> UUID=5:6:7:8\n')
+    assert md_module.conf_arrays(text) == [
+        {'device': '/dev/md/models', 'uuid': 'AE80:1362:161F:74FD', 'name': 'node1:models'},
+        {'device': '<ignore>', 'uuid': '5:6:7:8', 'name': None}]
+    assert md_module.conf_arrays(None) == []
 
 
 def test_free_space(recorded):

@@ -123,6 +123,8 @@ def test_arrays_built_and_mounted(tmp_path, monkeypatch):
     assert result['fstab']['/data/models'][1:] == ['/data/models', 'xfs',
                                                    'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k', '0', '0']
     assert result['sysctl'] == {'speed_limit_min': 10000, 'speed_limit_max': 50000}
+    # The recording made its arrays with mdadm --create by hand: Debian's mdadm.conf without an ARRAY line.
+    assert result['conf_arrays'] == []
 
 
 def test_degraded_index(tmp_path, monkeypatch):
