@@ -134,9 +134,9 @@ def md_conf(check, reads, expected):
             results.append(check.fail(device, wanted, None, 'no ARRAY line for UUID %s in %s: the next boot may assemble '
                                       'the array under another name (md127) and its mount fail' % (found.get('uuid'), path)))
         elif lines[0].get('device') not in (device, want['name']):
-            results.append(check.fail(device, wanted, 'ARRAY %s UUID=%s' % (lines[0].get('device'), lines[0].get('uuid')),
-                                      'the ARRAY line for UUID %s in %s names %s' % (found.get('uuid'), path,
-                                                                                   lines[0].get('device'))))
+            observed = 'ARRAY %s UUID=%s' % (lines[0].get('device'), lines[0].get('uuid'))
+            results.append(check.fail(device, wanted, observed, 'the ARRAY line for UUID %s in %s names %s'
+                                      % (found.get('uuid'), path, lines[0].get('device'))))
         elif (judge_initramfs and initramfs.get('initrd_mtime') is not None and initramfs.get('conf_mtime') is not None
               and initramfs['initrd_mtime'] < initramfs['conf_mtime']):
             results.append(check.fail(device, wanted, 'initramfs older than %s' % path,
