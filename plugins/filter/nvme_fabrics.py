@@ -19,12 +19,18 @@ from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
 from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
 
 
+def _numbers(settings):
+    """The role's whole-number settings as Ansible's int conversion takes them: ``-e nvmeof_initiator_queue_size=64``
+    gives the string "64" (the rules, which also run on hosts without Ansible, compare numbers)."""
+    return dict((key, as_int(value) if key in nvme_fabrics.NUMBER_SETTINGS else value) for key, value in settings.items())
+
+
 def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_initiator_'):
     """Every refusal of an initiator's connections, mounts and settings ([] when fine)."""
     name = 'nvme_fabrics_errors'
     return nvme_fabrics.initiator_errors(as_list(name, connections, prefix + 'connections'),
                                          as_list(name, mounts, prefix + 'mounts'),
-                                         as_dict(name, settings, 'settings'), prefix=prefix)
+                                         _numbers(as_dict(name, settings, 'settings')), prefix=prefix)
 
 
 def nvme_fabrics_connections(connections, identity, defaults=None):
@@ -34,7 +40,7 @@ def nvme_fabrics_connections(connections, identity, defaults=None):
     if not identity.get('hostnqn') or not identity.get('hostid'):
         raise AnsibleFilterError('%s: identity must hold hostnqn and hostid, got %r' % (name, identity))
     return nvme_fabrics.initiator_connections(as_list(name, connections, 'connections'), identity,
-                                              as_dict(name, defaults, 'defaults'))
+                                              _numbers(as_dict(name, defaults, 'defaults')))
 
 
 def nvme_fabrics_host_identity(lines, hostnqn=None, hostid=None):

@@ -7,31 +7,38 @@ A variable given with ``-e key=value`` reaches the roles as a string ("2"), and 
 accepts it (Ansible converts it to check it, but hands the role the string); the rules in Python must
 take it too, as they take every boolean Ansible takes.
 
-* ``as_int(value)`` - ``value`` as an int when Ansible's ``int`` type takes it ("2", 2.0, "2.0"),
-  otherwise ``value`` unchanged, so that a rule refusing it shows what was given. A boolean stays a
-  boolean: Ansible's conversion would make ``true`` a 1.
-* ``as_float(value)`` - the same for Ansible's ``float`` type.
+* ``as_int(value)`` - ``value`` as an int when Ansible's ``int`` type takes it ("2", 2.0, "2.0": what
+  ``ansible.module_utils.common.validation.check_type_int`` takes), otherwise ``value`` unchanged, so that a
+  rule refusing it shows what was given. A boolean stays a boolean: Ansible's conversion makes ``true`` a 1.
+* ``as_float(value)`` - the same for Ansible's ``float`` type (``check_type_float``).
+
+Standard library only, with no import of Ansible: the boot helpers run the NVMe-oF rules (nvme_common.py) from
+a zip application on hosts without Ansible. tests/unit/plugins/module_utils/test_numbers.py holds both to
+Ansible's own functions.
 """
 
 from __future__ import annotations
 
-from ansible.module_utils.common.validation import check_type_float, check_type_int
+import decimal
 
 __all__ = ['as_float', 'as_int']
 
 
-def _converted(value, check):
-    if isinstance(value, bool) or value is None:
+def as_int(value):
+    if isinstance(value, bool) or value is None or isinstance(value, int):
         return value
     try:
-        return check(value)
-    except TypeError:
+        exact = decimal.Decimal(value)
+        whole = int(exact)
+    except (decimal.DecimalException, TypeError, ValueError, OverflowError):
         return value
-
-
-def as_int(value):
-    return _converted(value, check_type_int)
+    return whole if exact == whole else value
 
 
 def as_float(value):
-    return _converted(value, check_type_float)
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value

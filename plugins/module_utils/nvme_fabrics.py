@@ -396,6 +396,8 @@ def duplicate_connections(conns, variable):
 _ROLE_LIMITS = (('nr_io_queues', 'nr_io_queues'), ('queue_size', 'queue_size'), ('reconnect_delay', 'reconnect_delay'),
                 ('keep_alive_tmo', 'keep_alive_tmo'), ('ctrl_loss_tmo', 'ctrl_loss_tmo'), ('retries', 'retries'),
                 ('retry_delay', 'retry_delay'), ('boot_timeout', 'boot_timeout'))
+# The role's settings that are whole numbers (its argument spec's int options, without the prefix).
+NUMBER_SETTINGS = tuple(key for key, dummy in _ROLE_LIMITS) + ('read_ahead_sectors',)
 
 
 def initiator_errors(connections, mounts=(), settings=None, prefix='nvmeof_initiator_'):
