@@ -101,10 +101,12 @@ def fio_read(text):
 # ----------------------------------------------------------------------------- plan
 
 def case_key(case):
-    """Stable name of a case, used in the figures and the gate: ``directory/direct/bs=1M/jobs=1,qd=32``."""
+    """Stable name of a case, used in the figures and the gate: ``directory/direct/bs=1M/jobs=1,qd=32``; a random
+    read case ``directory/direct/randread/bs=4K/jobs=8,qd=32``."""
     depth = 'qd=%d' % case['iodepth'] if case['mode'] == 'direct' else 'sync'
-    return '%s/%s/bs=%s/jobs=%d,%s' % (case['target'], case['mode'], size_label(case['bs']),
-                                       case['numjobs'], depth)
+    pattern = 'randread/' if case.get('pattern') == 'randread' else ''
+    return '%s/%s/%sbs=%s/jobs=%d,%s' % (case['target'], case['mode'], pattern, size_label(case['bs']),
+                                         case['numjobs'], depth)
 
 
 def size_label(num):
@@ -114,9 +116,11 @@ def size_label(num):
     return str(num)
 
 
-def fio_cases(targets, block_sizes, modes, jobs):
+def fio_cases(targets, block_sizes, modes, jobs, random_reads=(), random_seconds=10):
     """Every (target, block size, mode, jobs) combination; buffered reads use psync, so the
-    queue depth only varies for direct reads (a buffered case per distinct numjobs)."""
+    queue depth only varies for direct reads (a buffered case per distinct numjobs). Then, per target, each of
+    ``random_reads`` (``{bs, numjobs, iodepth}``, bs in bytes): direct random reads for ``random_seconds``, the
+    access of an embedding or vector index (seed 000's index array: 4 KiB, deep queues, many jobs)."""
     cases = []
     for target in targets:
         for bs in block_sizes:
@@ -129,6 +133,9 @@ def fio_cases(targets, block_sizes, modes, jobs):
                     seen.add((job['numjobs'], iodepth))
                     cases.append({'target': target, 'bs': bs, 'mode': mode,
                                   'numjobs': job['numjobs'], 'iodepth': iodepth})
+        for job in random_reads:
+            cases.append({'target': target, 'bs': job['bs'], 'mode': 'direct', 'pattern': 'randread',
+                          'numjobs': job['numjobs'], 'iodepth': job['iodepth'], 'seconds': random_seconds})
     return cases
 
 
@@ -136,6 +143,12 @@ def fio_layout(case, files=None, device=None, device_bytes=0):
     """What each fio job reads: on a directory, job j reads files j, j+N, ... one after another (each
     loader worker its own shards); on a device, job j reads the j-th of N equal, aligned ranges."""
     num = case['numjobs']
+    if case.get('pattern') == 'randread':
+        # Random reads: every job over the whole set (an index is read anywhere by every worker).
+        if case['target'] == 'directory':
+            return [{'filename': ':'.join(f.replace(':', '\\:') for f in files)} for dummy in range(num)]
+        whole = device_bytes - device_bytes % max(case['bs'], MIB)
+        return [{'filename': device.replace(':', '\\:'), 'offset': 0, 'size': whole} for dummy in range(num)]
     if case['target'] == 'directory':
         if num > len(files):
             raise BenchmarkError('numjobs %d is more than the %d generated files: each job reads its own files '
@@ -152,9 +165,14 @@ def fio_layout(case, files=None, device=None, device_bytes=0):
 def fio_argv(case, layout, runtime=None):
     """fio's argument list for one case (global options first, then one --name section per job).
     ``runtime`` (seconds) caps a run on a device that stalls: fio then reports what it read so far."""
-    argv = ['fio', '--output-format=json', '--readonly', '--rw=read', '--bs=%d' % case['bs'],
-            '--invalidate=1', '--group_reporting=1']
-    if runtime:
+    random = case.get('pattern') == 'randread'
+    argv = ['fio', '--output-format=json', '--readonly', '--rw=%s' % ('randread' if random else 'read'),
+            '--bs=%d' % case['bs'], '--invalidate=1', '--group_reporting=1']
+    if random:
+        # A fixed time, not a volume: random 4 KiB reads of a whole file set would take hours; a new random
+        # sequence each run, no map of blocks read (what a live index does).
+        argv += ['--runtime=%d' % case['seconds'], '--time_based', '--randrepeat=0', '--norandommap']
+    elif runtime:
         argv.append('--runtime=%d' % runtime)
     if case['mode'] == 'direct':
         argv += ['--direct=1', '--ioengine=libaio', '--iodepth=%d' % case['iodepth']]
@@ -165,7 +183,7 @@ def fio_argv(case, layout, runtime=None):
         if 'offset' in job:
             argv += ['--offset=%d' % job['offset'], '--size=%d' % job['size']]
         else:
-            argv.append('--file_service_type=sequential')
+            argv.append('--file_service_type=%s' % ('random' if random else 'sequential'))
     return argv
 
 

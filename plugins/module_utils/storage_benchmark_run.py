@@ -79,6 +79,16 @@ def validate(params):
                                  % (index, job['numjobs'], params['file_count']), 'jobs')
     if not params['modes']:
         raise BenchmarkError('modes must list direct, buffered or both', 'modes')
+    if not 1 <= params.get('random_read_seconds', 10) <= 3600:
+        raise BenchmarkError('random_read_seconds must be 1-3600, got %d' % params['random_read_seconds'],
+                             'random_read_seconds')
+    random_reads = []
+    for index, job in enumerate(params.get('random_reads') or []):
+        num = size_of(job['bs'], 'random_reads')
+        if num < 4096 or num % 4096 or num > 64 * MIB or not 1 <= job['numjobs'] <= 64 or not 1 <= job['iodepth'] <= 256:
+            raise BenchmarkError('random_reads[%d] = %r: bs must be a multiple of 4K between 4K and 64M, numjobs 1-64 '
+                                 'and iodepth 1-256' % (index, job), 'random_reads')
+        random_reads.append({'bs': num, 'numjobs': job['numjobs'], 'iodepth': job['iodepth']})
     sizes = []
     for value in params['block_sizes']:
         if value == 'chunk':
@@ -103,6 +113,7 @@ def validate(params):
         raise BenchmarkError('model_repository %s is not a directory' % params['model_repository'], 'model_repository')
     return {
         'block_sizes': sizes,
+        'random_reads': random_reads,
         'file_size': size_of(params['file_size'], 'file_size'),
         'device_size': size_of(params['device_size'], 'device_size'),
         'space_reserve': size_of(params['space_reserve'], 'space_reserve'),
@@ -168,7 +179,8 @@ def build_plan(params, settings):
             raise BenchmarkError('device %s (%d bytes) is smaller than one aligned read' % (device, size), 'device_size')
         out['device_bytes'] = want
         targets.append('device')
-    out['cases'] = fio_cases(targets, sizes, params['modes'], params['jobs'])
+    out['cases'] = fio_cases(targets, sizes, params['modes'], params['jobs'], settings['random_reads'],
+                             params.get('random_read_seconds', 10))
     return out
 
 

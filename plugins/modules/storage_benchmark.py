@@ -82,6 +82,36 @@ options:
         description: Queue depth of each job for direct reads (1-256).
         type: int
         default: 32
+  random_reads:
+    description:
+      - Random read cases (C(--rw=randread), C(O_DIRECT), C(libaio)) on each target, beside the sequential ones -
+        the access of an embedding or vector index (seed 000's index array). Every job reads the whole file set
+        (or device range) at random for O(random_read_seconds). Empty - none.
+      - Their figures are C(fio/<target>/direct/randread/bs=<size>/jobs=<n>,qd=<depth>) (MB/s; the case keeps
+        IOPS and the p99 completion latency).
+    type: list
+    elements: dict
+    default: []
+    version_added: 0.2.0
+    suboptions:
+      bs:
+        description: Block size, bytes or a binary unit (4K-64M, a multiple of 4K).
+        type: str
+        default: 4K
+      numjobs:
+        description: Parallel fio jobs (1-64).
+        type: int
+        default: 8
+      iodepth:
+        description: Queue depth of each job (1-256).
+        type: int
+        default: 32
+  random_read_seconds:
+    description:
+      - How long each random read run lasts (1-3600 seconds; C(--time_based)).
+    type: int
+    default: 10
+    version_added: 0.2.0
   repetitions:
     description:
       - How often each measurement runs (1-20); caches are dropped before each repetition.
@@ -250,7 +280,8 @@ fio:
   elements: dict
   contains:
     key:
-      description: Name of the case, C(<target>/<mode>/bs=<size>/jobs=<n>,qd=<depth>) (C(sync) for buffered reads).
+      description: Name of the case, C(<target>/<mode>/bs=<size>/jobs=<n>,qd=<depth>) (C(sync) for buffered reads;
+        C(<target>/direct/randread/bs=...) for a random read case).
       type: str
       sample: directory/direct/bs=1M/jobs=1,qd=32
     target:
@@ -259,6 +290,10 @@ fio:
     mode:
       description: V(direct) or V(buffered).
       type: str
+    pattern:
+      description: V(randread) for a case of O(random_reads) (absent for the sequential cases).
+      type: str
+      version_added: 0.2.0
     bs:
       description: Block size in bytes.
       type: int
@@ -320,6 +355,10 @@ ARGUMENT_SPEC = dict(
     modes=dict(type='list', elements='str', choices=['direct', 'buffered'], default=['direct', 'buffered']),
     jobs=dict(type='list', elements='dict', default=[{'numjobs': 1, 'iodepth': 32}, {'numjobs': 4, 'iodepth': 8}],
               options=dict(numjobs=dict(type='int', required=True), iodepth=dict(type='int', default=32))),
+    random_reads=dict(type='list', elements='dict', default=[],
+                      options=dict(bs=dict(type='str', default='4K'), numjobs=dict(type='int', default=8),
+                                   iodepth=dict(type='int', default=32))),
+    random_read_seconds=dict(type='int', default=10),
     repetitions=dict(type='int', default=3),
     file_count=dict(type='int', default=4),
     file_size=dict(type='raw', default='1G'),

@@ -92,9 +92,11 @@ def test_validate_refuses(kwargs, option, words):
 
 def test_validate_parses_the_sizes():
     settings = run_mod.validate(params(directory='/', block_sizes=['1M', 'chunk', '64K'], file_size='2G',
-                                       device_size=4096, space_reserve='1.5G'))
+                                       device_size=4096, space_reserve='1.5G',
+                                       random_reads=[{'bs': '8K', 'numjobs': 16, 'iodepth': 64}]))
     assert settings == {'block_sizes': [MIB, 'chunk', 64 * 1024], 'file_size': 2 * 1024 * MIB,
-                        'device_size': 4096, 'space_reserve': 1536 * MIB}
+                        'device_size': 4096, 'space_reserve': 1536 * MIB,
+                        'random_reads': [{'bs': 8192, 'numjobs': 16, 'iodepth': 64}]}
 
 
 def test_plan_aligns_the_shards_to_every_block_size(tmp_path, md_root):

@@ -169,3 +169,32 @@ def test_page_cache_false_skips_only_the_timed_load(evictable_dir, host):
         assert result['safetensors'] == {'status': 'skipped', 'reason': reason}
     else:
         assert result['safetensors']['status'] == 'ran' and result['safetensors']['preload_seconds']['n'] == 1
+
+
+def test_random_reads_of_an_index_beside_the_sequential_reads(evictable_dir, host):
+    """Seed 000's index case for real: fio randread, 4 KiB, every job over both shards, for a fixed time."""
+    failed, result = run_module(storage_benchmark.main, {
+        'directory': evictable_dir, 'file_count': 2, 'file_size': '4M', 'space_reserve': 0,
+        'block_sizes': ['1M'], 'modes': ['direct'], 'repetitions': 1, 'page_cache': False, 'safetensors': False,
+        'jobs': [{'numjobs': 1, 'iodepth': 4}], 'random_reads': [{'bs': '4K', 'numjobs': 2, 'iodepth': 8}],
+        'random_read_seconds': 1})
+    assert not failed, result
+    keys = [c['key'] for c in result['fio']]
+    assert keys == ['directory/direct/bs=1M/jobs=1,qd=4', 'directory/direct/randread/bs=4K/jobs=2,qd=8']
+    random = result['fio'][1]
+    argv = random['argv']
+    assert ['--rw=randread', '--bs=4096', '--runtime=1', '--time_based', '--direct=1', '--iodepth=8'] == [
+        a for a in argv if a.split('=')[0] in ('--rw', '--bs', '--runtime', '--time_based', '--direct', '--iodepth')]
+    # Both jobs read both shards, chosen at random.
+    jobs = [a for a in argv if a.startswith('--filename=')]
+    assert len(jobs) == 2 and jobs[0] == jobs[1] and jobs[0].count(':') == 1
+    assert argv.count('--file_service_type=random') == 2
+    run = random['runs'][0]
+    assert run['iops'] > 0 and run['bytes'] % 4096 == 0 and 0.5 <= run['seconds'] <= 5
+    assert result['figures']['fio/directory/direct/randread/bs=4K/jobs=2,qd=8'] == random['mbps']['median']
+
+
+def test_random_reads_refused_before_anything_runs(host):
+    failed, result = run_module(storage_benchmark.main, {'directory': '/', 'random_reads': [{'bs': '3000'}]})
+    assert failed and result['option'] == 'random_reads' and 'multiple of 4K' in result['msg'], result
+    assert host['calls'] == []
