@@ -20,12 +20,21 @@ def _controllers(reads):
     return read(reads, 'nvme_health_info', 'controllers')
 
 
+# A fabric controller that is not live (reconnecting after its target or path went away) answers no SMART log
+# (EAGAIN); its connection is fabric.connections' to report, and the drives behind it are audited on the target.
+FABRIC_TRANSPORTS = ('tcp', 'rdma', 'fc')
+
+
 def _smart(check, reads, build):
-    """One result per controller; NOT_CHECKED for a controller whose SMART log could not be read."""
+    """One result per controller; NOT_CHECKED for a controller whose SMART log could not be read (SKIP for a fabric
+    controller that is not live)."""
     results = []
     for ctrl in _controllers(reads):
         evidence = 'nvme smart-log %s -o json' % ctrl.get('device')
-        if ctrl.get('error'):
+        if ctrl.get('error') and ctrl.get('transport') in FABRIC_TRANSPORTS and ctrl.get('state') not in (None, 'live'):
+            results.append(check.skip('fabric controller %s, not live: no SMART log until it reconnects '
+                                      '(fabric.connections); %s' % (ctrl.get('state'), ctrl['error']), subject=drive(ctrl)))
+        elif ctrl.get('error'):
             results.append(check.not_checked(ctrl['error'], subject=drive(ctrl)))
         else:
             results.append(build(ctrl, evidence))

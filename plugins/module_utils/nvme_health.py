@@ -79,6 +79,7 @@ def health(runner, controllers):
         entry = {
             'name': ctrl['name'], 'device': '/dev/' + ctrl['name'], 'model': ctrl.get('model'),
             'serial': ctrl.get('serial'), 'firmware': ctrl.get('firmware'), 'transport': ctrl.get('transport'),
+            'state': ctrl.get('state'),
             'pci_address': ctrl.get('pci_address'), 'pci_link': ctrl.get('pci_link'), 'error': None,
         }
         rc, stdout, stderr = runner.run(['nvme', 'smart-log', entry['device'], '-o', 'json'])

@@ -73,6 +73,13 @@ controllers:
     transport:
       description: V(pcie), V(tcp), V(rdma), V(fc) or V(loop).
       type: str
+    state:
+      description:
+        - The controller's state as the kernel reports it (V(live), V(connecting), V(resetting), V(deleting),
+          V(dead)); a fabric controller that is not live answers no SMART log until it reconnects.
+      type: str
+      sample: live
+      version_added: 0.2.0
     pci_address:
       description: PCI address, null for fabrics.
       type: str

@@ -346,6 +346,23 @@ def test_unreadable_smart_log_is_not_checked(recorded):
     health['controllers'][2].update(error='nvme smart-log /dev/nvme2: rc=1 failed', temperature_c=None)
     found = results(recorded, 'nvme.temperature', nvme_health_info=health)
     assert found[2]['status'] == 'NOT_CHECKED' and found[2]['reason'] == 'nvme smart-log /dev/nvme2: rc=1 failed'
+    # Even when the kernel calls a local drive not live: a PCIe drive that answers nothing is the finding.
+    health['controllers'][2].update(state='dead')
+    assert results(recorded, 'nvme.temperature', nvme_health_info=health)[2]['status'] == 'NOT_CHECKED'
+
+
+def test_a_fabric_controller_reconnecting_has_no_smart_log_to_check(recorded):
+    # compute1 of the nvmeof_pool lab while its target's port was gone: nvme smart-log answered EAGAIN.
+    health = copy.deepcopy(recorded['nvme_health_info'])
+    error = 'nvme smart-log /dev/nvme2: rc=1 /dev/nvme2: Resource temporarily unavailable'
+    health['controllers'][2].update(error=error, temperature_c=None, transport='tcp', state='connecting')
+    found = results(recorded, 'nvme.temperature', nvme_health_info=health)[2]
+    assert found['status'] == 'SKIP'
+    assert found['reason'] == ('fabric controller connecting, not live: no SMART log until it reconnects '
+                               '(fabric.connections); ' + error)
+    # Live, and still no SMART log: not checked.
+    health['controllers'][2].update(state='live')
+    assert results(recorded, 'nvme.temperature', nvme_health_info=health)[2]['status'] == 'NOT_CHECKED'
 
 
 def test_a_failed_read_is_not_checked_and_a_critical_one_fails_the_host(recorded):

@@ -43,6 +43,7 @@ def test_recorded_guest(guest):
     first = result['controllers'][0]
     assert first['name'] == 'nvme0' and first['device'] == '/dev/nvme0' and first['firmware'] == '7.2.22'
     assert first['model'] == 'QEMU NVMe Ctrl' and first['transport'] == 'pcie' and first['pci_address'] == '0000:00:03.0'
+    assert first['state'] == 'live'
     # The SMART log gives Kelvin: QEMU's 323 K is 50 C.
     assert first['temperature_k'] == 323 and first['temperature_c'] == 50 and first['sensors_c'] == []
     assert first['critical_warning'] == 0 and first['percent_used'] == 0 and first['media_errors'] == 0
