@@ -101,11 +101,13 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # them all on a slow host. Stop 20's CI run (four guests at once): local_nvme 3693 s,
 # nvmeof_pool 3388 s up to its last bad-input case, serving 563 s. local_nvme now carries
 # kernel_tuning's checks too (about 80 guest tasks more) beside one guest less. serving_docker:
-# 1000-1250 s alone, about 2000 s in session 16's CI run (beside local_nvme and rollout).
+# 1000-1250 s alone, about 2000 s in session 16's CI run (beside local_nvme and rollout); 3600 s since
+# 2026-12-06, when a clean-clone run on this machine type ran every guest stage 1.6-2x slower than the
+# week before and serving_docker hit 3000 s in its verify (beside six other guests, one run of mine).
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [units]=2400
-  [molecule:rollout]=1500 [molecule:serving_docker]=3000
+  [molecule:rollout]=1500 [molecule:serving_docker]=3600
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}
