@@ -16,13 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.nvmet import as_dict, as_list, inventory_identities
 from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
-from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
-
-
-def _numbers(settings):
-    """The role's whole-number settings as Ansible's int conversion takes them: ``-e nvmeof_initiator_queue_size=64``
-    gives the string "64" (the rules, which also run on hosts without Ansible, compare numbers)."""
-    return dict((key, as_int(value) if key in nvme_fabrics.NUMBER_SETTINGS else value) for key, value in settings.items())
+from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int, whole_numbers
 
 
 def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_initiator_'):
@@ -30,7 +24,7 @@ def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_
     name = 'nvme_fabrics_errors'
     return nvme_fabrics.initiator_errors(as_list(name, connections, prefix + 'connections'),
                                          as_list(name, mounts, prefix + 'mounts'),
-                                         _numbers(as_dict(name, settings, 'settings')), prefix=prefix)
+                                         whole_numbers(as_dict(name, settings, 'settings'), nvme_fabrics.NUMBER_SETTINGS), prefix=prefix)
 
 
 def nvme_fabrics_connections(connections, identity, defaults=None):
@@ -40,7 +34,7 @@ def nvme_fabrics_connections(connections, identity, defaults=None):
     if not identity.get('hostnqn') or not identity.get('hostid'):
         raise AnsibleFilterError('%s: identity must hold hostnqn and hostid, got %r' % (name, identity))
     return nvme_fabrics.initiator_connections(as_list(name, connections, 'connections'), identity,
-                                              _numbers(as_dict(name, defaults, 'defaults')))
+                                              whole_numbers(as_dict(name, defaults, 'defaults'), nvme_fabrics.NUMBER_SETTINGS))
 
 
 def nvme_fabrics_host_identity(lines, hostnqn=None, hostid=None):

@@ -17,7 +17,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.inferops.node.plugins.module_utils import nvmet
-from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
+from ansible_collections.inferops.node.plugins.module_utils.numbers import whole_numbers
 
 
 IDENTITY_FACT = 'nvmeof_initiator_host_identity'
@@ -100,20 +100,13 @@ def nvmet_allowed_hosts_errors(subsystem, variable, index, hosts=None):
         entries=len(entries))
 
 
-def _numbers(settings):
-    """``restore_timeout`` as Ansible's int conversion takes it (``-e nvmeof_target_restore_timeout=300`` is "300")."""
-    if 'restore_timeout' not in settings:
-        return settings
-    return dict(settings, restore_timeout=as_int(settings['restore_timeout']))
-
-
 def nvmet_target_errors(subsystems, ports, identities=None, groups=None, settings=None, prefix='nvmeof_target_'):
     """Every refusal of a target's ports, subsystems and settings ([] when fine)."""
     name = 'nvmet_target_errors'
     return nvmet.target_errors(
         as_list(name, ports, prefix + 'ports'), _subsystems(name, subsystems, prefix + 'subsystems'),
         identities=inventory_identities(name, identities), groups=as_dict(name, groups, 'groups'),
-        settings=_numbers(as_dict(name, settings, 'settings')), prefix=prefix)
+        settings=whole_numbers(as_dict(name, settings, 'settings'), ('restore_timeout',)), prefix=prefix)
 
 
 def nvmet_target_ports(ports):

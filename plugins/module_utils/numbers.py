@@ -11,6 +11,7 @@ take it too, as they take every boolean Ansible takes.
   ``ansible.module_utils.common.validation.check_type_int`` takes), otherwise ``value`` unchanged, so that a
   rule refusing it shows what was given. A boolean stays a boolean: Ansible's conversion makes ``true`` a 1.
 * ``as_float(value)`` - the same for Ansible's ``float`` type (``check_type_float``).
+* ``whole_numbers(values, keys)`` - a copy of the mapping ``values`` with ``as_int`` applied to ``keys``.
 
 Standard library only, with no import of Ansible: the boot helpers run the NVMe-oF rules (nvme_common.py) from
 a zip application on hosts without Ansible. tests/unit/plugins/module_utils/test_numbers.py holds both to
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import decimal
 
-__all__ = ['as_float', 'as_int']
+__all__ = ['as_float', 'as_int', 'whole_numbers']
 
 
 def as_int(value):
@@ -42,3 +43,7 @@ def as_float(value):
         return float(value)
     except (TypeError, ValueError):
         return value
+
+
+def whole_numbers(values, keys):
+    return dict((key, as_int(value) if key in keys else value) for key, value in values.items())
