@@ -31,6 +31,7 @@ FILE_OPTIONS = dict(
     src=dict(type='str'),
     package=dict(type='str'),
     template_vars=dict(type='dict'),
+    validate=dict(type='str'),
     mode=dict(type='str'),
     owner=dict(type='str'),
     group=dict(type='str'),
@@ -117,7 +118,8 @@ class ActionModule(ActionBase):
                              follow=False))
 
     def _copy_args(self, entry):
-        args = dict((key, entry[key]) for key in ('dest', 'mode', 'owner', 'group') if entry[key] is not None)
+        args = dict((key, entry[key]) for key in ('dest', 'mode', 'owner', 'group', 'validate')
+                    if entry[key] is not None)
         if entry['package'] is not None:
             args['script'] = entry['package']
         elif entry['src'] is not None:

@@ -48,6 +48,9 @@ options:
       package:
         description: A boot-time script, installed as M(inferops.node.boot_package) installs it.
         type: str
+      validate:
+        description: A command that checks the new file before it replaces the old one, as for M(ansible.builtin.copy).
+        type: str
       mode:
         description: Octal mode, as C("0644").
         type: str
