@@ -79,19 +79,15 @@ for file in molecule/*/molecule.yml; do
 done
 
 stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
-# Three lanes run at once (see the end of this file): the pool lane (nvmeof_pool, two
-# guests, then serving_docker, one Debian 13 guest with the real engine), the guest lane
-# (local_nvme, one guest, kernel_tuning's checks folded in) and the static lane (the stages
-# above, then every scenario without a guest, then rollout's three small guests once the
-# guest lane is done). At most three guests of 2 vCPUs at once: stop 20's CI booted a fourth
-# (kernel_tuning) beside three running ones and its kernel stalled (RCU stall warnings at
-# 844 s, no SSH in 900 s).
-pool_scenarios=(nvmeof_pool serving_docker)
-guest_scenarios=(local_nvme)
-# Scenarios of the static lane that boot guests: last in it, after the host-only ones, and not
-# before the guest lane has ended (below). rollout: three guests of 1 vCPU and 512 MiB, beside
-# serving_docker's one of 2 vCPUs.
-static_guest_scenarios=(rollout)
+# Three lanes run at once (see the end of this file): two guest lanes that take the guest
+# scenarios from one queue, in this order, each the next one as soon as it is free, and the
+# static lane (the stages above, then every scenario without a guest). The queue's order keeps
+# at most three guests of 2 vCPUs at once: nvmeof_pool (two) and local_nvme (one) first; the
+# lane that ends first takes serving_docker (one), the other rollout (three of 1 vCPU). Stop
+# 20's CI booted a fourth 2-vCPU guest (kernel_tuning) beside three running ones and its kernel
+# stalled (RCU stall warnings at 844 s, no SSH in 900 s). A fixed pool lane (nvmeof_pool, then
+# serving_docker) was the critical path up to stop 34 (2708 s + about 2500 s on a slow day).
+guest_queue=(nvmeof_pool local_nvme serving_docker rollout)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -173,41 +169,38 @@ else
   # docs/development.md, "CI time"). The lab image comes first: the guests boot
   # from it.
   run_stage lab_image
-  pool_lane=() guest_lane=() static_lane=() static_last=()
+  queued=() static_lane=()
   for stage in "${stages[@]}"; do
     case $stage in
       lab_image) ;;
       molecule:*)
-        if [[ " ${pool_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
-          pool_lane+=("$stage")
-        elif [[ " ${guest_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
-          guest_lane+=("$stage")
-        elif [[ " ${static_guest_scenarios[*]} " == *" ${stage#molecule:} "* ]]; then
-          static_last+=("$stage")
+        if [[ " ${guest_queue[*]} " == *" ${stage#molecule:} "* ]]; then
+          queued+=("$stage")
         else
           static_lane+=("$stage")
         fi ;;
       *) static_lane+=("$stage") ;;
     esac
   done
-  # The static lane's guest scenarios wait for the guest lane's end: at most four guests at
-  # once (rollout's three beside serving_docker), never rollout's three booting beside
-  # local_nvme and the pool lane's guests.
-  guest_done="$logs/guest-lane.done"
-  rm -f "$guest_done"
-  run_lane "${pool_lane[@]}" &
-  pool_pid=$!
-  {
-    run_lane "${static_lane[@]}"
-    if ((${#static_last[@]})); then
-      until [[ -e $guest_done ]]; do sleep 10; done
-      run_lane "${static_last[@]}"
-    fi
-  } &
-  static_pid=$!
-  run_lane "${guest_lane[@]}"
-  touch "$guest_done"
-  wait "$pool_pid" "$static_pid"
+  # The queue file, in guest_queue's order; a lane takes its first line under a lock.
+  queue="$logs/guest-queue"
+  for name in "${guest_queue[@]}"; do
+    [[ " ${queued[*]} " == *" molecule:$name "* ]] && echo "molecule:$name"
+  done >"$queue"
+  next_guest_stage() {
+    # shellcheck disable=SC2016 # $1 is the inner shell's argument
+    flock "$queue.lock" bash -c 'head -n 1 "$1"; sed -i 1d "$1"' _ "$queue"
+  }
+  guest_lane() {
+    local stage
+    while stage=$(next_guest_stage) && [[ -n $stage ]]; do run_stage "$stage"; done
+  }
+  guest_lane &
+  first_pid=$!
+  guest_lane &
+  second_pid=$!
+  run_lane "${static_lane[@]}"
+  wait "$first_pid" "$second_pid"
 fi
 
 passed=$(grep -c '^PASS ' "$results")
