@@ -13,7 +13,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inferops.node.plugins.module_utils.sysctl import THP_MODES, plan
 
 
-def sysctl_plan(layers, info=None, thp=None):
+def sysctl_plan(layers, info=None, thp=None, cpu_affinity=None):
     """Merged entries, keys to read, wanted and runtime values, errors and drift (see module_utils/sysctl)."""
     if not isinstance(layers, list) or not all(isinstance(layer, dict) and 'name' in layer for layer in layers):
         raise AnsibleFilterError('sysctl_plan: the input must be a list of layers {name, keyed, settings}, got %r'
@@ -22,7 +22,7 @@ def sysctl_plan(layers, info=None, thp=None):
         raise AnsibleFilterError('sysctl_plan: info must be the result of inferops.node.sysctl_info, got %r' % (info,))
     if thp is not None and thp not in THP_MODES:
         raise AnsibleFilterError('sysctl_plan: thp must be one of %s or null, got %r' % (', '.join(THP_MODES), thp))
-    return plan(layers, info, thp)
+    return plan(layers, info, thp, cpu_affinity)
 
 
 class FilterModule(object):

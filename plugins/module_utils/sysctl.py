@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import re
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils import cpulist, sysfs
 from ansible_collections.inferops.node.plugins.module_utils.messages import shown, text
 
 __all__ = [
@@ -49,6 +49,9 @@ BOOL_WORDS = frozenset(['yes', 'no', 'on', 'off', 'true', 'false'])
 BUILTIN_CC = frozenset(['cubic', 'reno'])
 CC_KEY = 'net.ipv4.tcp_congestion_control'
 THP_PATH = '/sys/kernel/mm/transparent_hugepage/enabled'
+CPUS_ONLINE_PATH = '/sys/devices/system/cpu/online'
+# systemd's manager settings: PID 1 and every service it starts run on CPUAffinity= (systemd-system.conf(5)).
+CPU_AFFINITY_FILE = '/etc/systemd/system.conf.d/50-inferops-cpu-affinity.conf'
 THP_MODES = ('always', 'madvise', 'never')
 UNREADABLE = '<unreadable>'
 
@@ -214,7 +217,17 @@ def host_info(names=None):
             'defrag': thp_state(sysfs.read_attr(THP_DIR + '/defrag')),
         },
         'modules': sorted(line.split()[0] for line in modules_text.splitlines() if line.split()),
+        'cpus_online': (sysfs.read_attr(CPUS_ONLINE_PATH) or '').strip() or None,
+        'systemd_cpus': _pid1_cpus(sysfs.read_attr('/proc/1/status')),
     }
+
+
+def _pid1_cpus(status):
+    """The CPUs PID 1 (systemd) runs on, as /proc/1/status's Cpus_allowed_list gives them; None unread."""
+    for line in (status or '').splitlines():
+        if line.startswith('Cpus_allowed_list:'):
+            return line.split(':', 1)[1].strip() or None
+    return None
 
 
 def entry_errors(entries, paths, runtime):
@@ -254,7 +267,30 @@ def thp_errors(thp, enabled):
             % (shown(thp), THP_PATH, modes or 'missing, THP not built in')]
 
 
-def plan(layers, info=None, thp=None):
+def cpu_affinity_errors(value, online=None):
+    """kernel_tuning_systemd_cpu_affinity: a cpulist of CPUs this host has online (``online``: the kernel's
+    cpulist, None before the host is read)."""
+    if value is None:
+        return []
+    prefix = 'kernel_tuning_systemd_cpu_affinity = %s: ' % shown(value)
+    try:
+        cpus = cpulist.to_cpus(value)
+    except cpulist.CpuListError as exc:
+        return [prefix + str(exc)]
+    if len(cpus) < 2:
+        # Units with ConditionCPUs=>1 (Debian's irqbalance.service) count the CPUs PID 1 may use: with one,
+        # systemd skips them at every boot (seen in the lab with CPUAffinity=0).
+        return [prefix + 'must name at least two CPUs: with one, systemd skips units that need more '
+                '(irqbalance.service has ConditionCPUs=>1); null leaves system services on every CPU']
+    if online is None:
+        return []
+    missing = sorted(set(cpus) - set(cpulist.parse_cpulist(online)))
+    if missing:
+        return [prefix + 'CPU(s) %s not online on this host (online: %s)' % (cpulist.format_cpulist(missing), online)]
+    return []
+
+
+def plan(layers, info=None, thp=None, cpu_affinity=None):
     """What the kernel_tuning role wants, reads, refuses and finds different.
 
     ``info`` is the host's ``host_info`` (module sysctl_info) for ``names``; None before reading,
@@ -289,11 +325,23 @@ def plan(layers, info=None, thp=None):
         'names': list(paths),
         'runtime': runtime,
         'want': want,
-        'errors': entry_errors(entries, paths, runtime) + thp_errors(thp, enabled),
+        'errors': (entry_errors(entries, paths, runtime) + thp_errors(thp, enabled)
+                   + cpu_affinity_errors(cpu_affinity, info.get('cpus_online') if info else None)),
         'diff': diff,
         # Keys whose runtime value differs before applying (THP is set on its own).
         'pending': [d['key'] for d in diff if d['key'] != 'transparent_hugepage/enabled'],
         'thp_path': THP_PATH,
         'thp_current': current_thp,
         'modprobe': 'tcp_' + congestion if congestion and congestion not in BUILTIN_CC else None,
+        # The CPUs of system services as systemd's CPUAffinity= takes them; None: not managed.
+        'cpu_affinity': _cpu_affinity_line(cpu_affinity),
+        'cpu_affinity_file': CPU_AFFINITY_FILE,
     }
+
+
+def _cpu_affinity_line(value):
+    try:
+        cpus = cpulist.to_cpus(value) if value is not None else []
+    except cpulist.CpuListError:
+        return None
+    return cpulist.format_cpulist(cpus) or None

@@ -122,6 +122,18 @@ transparent_hugepage:
       description: The same for C(defrag).
       type: dict
       sample: {"current": "madvise", "available": ["always", "defer", "defer+madvise", "madvise", "never"]}
+cpus_online:
+  description: The CPUs online (C(/sys/devices/system/cpu/online), a cpulist); null when unreadable.
+  returned: always
+  type: str
+  sample: 0-63
+  version_added: 0.2.0
+systemd_cpus:
+  description: The CPUs PID 1 runs on now (C(Cpus_allowed_list) of C(/proc/1/status)); null when unreadable.
+  returned: always
+  type: str
+  sample: 0-3,64-67
+  version_added: 0.2.0
 modules:
   description: Loaded kernel modules (C(/proc/modules)), sorted.
   returned: always

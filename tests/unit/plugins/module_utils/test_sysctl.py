@@ -192,3 +192,38 @@ def test_thp_errors(read, message):
 
 def test_thp_unmanaged_is_no_drift():
     assert sysctl.plan(layers(), READ, None)['diff'] == []
+
+
+# The EPYC node of seed 000 (one socket, 64 cores, SMT: 128 CPUs), as /sys/devices/system/cpu/online reads.
+EPYC = dict(READ, cpus_online='0-127')
+
+
+@pytest.mark.parametrize('value, line', [
+    ('0-3,64-67', '0-3,64-67'),
+    ('3,1,2,0', '0-3'),
+    ([0, 1, '64-65'], '0-1,64-65'),
+    (None, None),
+])
+def test_cpu_affinity_is_a_normalised_cpulist(value, line):
+    result = sysctl.plan(layers(), EPYC, None, value)
+    assert result['errors'] == []
+    assert result['cpu_affinity'] == line
+    assert result['cpu_affinity_file'] == '/etc/systemd/system.conf.d/50-inferops-cpu-affinity.conf'
+
+
+@pytest.mark.parametrize('value, message', [
+    ('0-3,200', 'kernel_tuning_systemd_cpu_affinity = "0-3,200": CPU(s) 200 not online on this host (online: 0-127)'),
+    ('3-1', 'kernel_tuning_systemd_cpu_affinity = "3-1": malformed cpulist \'3-1\': range \'3-1\' is descending'),
+    ('', 'kernel_tuning_systemd_cpu_affinity = "": must name at least two CPUs'),
+    (0, 'kernel_tuning_systemd_cpu_affinity = 0: must name at least two CPUs: with one, systemd skips units that '
+        'need more (irqbalance.service has ConditionCPUs=>1)'),
+    (True, 'kernel_tuning_systemd_cpu_affinity = true: CPU list must be a cpulist string or integers, got boolean'),
+])
+def test_cpu_affinity_errors_name_the_variable_value_and_fix(value, message):
+    errors = sysctl.plan(layers(), EPYC, None, value)['errors']
+    assert len(errors) == 1 and errors[0].startswith(message), errors
+
+
+def test_cpu_affinity_before_reading_checks_the_form_only():
+    assert sysctl.cpu_affinity_errors('0-200') == []
+    assert sysctl.cpu_affinity_errors('x')[0].startswith('kernel_tuning_systemd_cpu_affinity = "x": malformed')
