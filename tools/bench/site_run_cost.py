@@ -12,7 +12,7 @@ a module run (pipelined Python), or a raw/low-level command. Module runs are als
 
 Usage:
   tools/bench/site_run_cost.py -i .cache/lab/bench/inventory.yml -i inventories/lab \
-      --playbook site.yml --ref <commit> [--runs 2] [-e k=v ...] [--json]
+      --playbook site.yml --ref <commit> [--runs 2] [-e k=v ...] [--before-each CMD] [--json]
 """
 
 from __future__ import annotations
@@ -146,6 +146,8 @@ def main() -> int:
     parser.add_argument('-e', '--extra-vars', action='append', default=[])
     parser.add_argument('--ref', help='commit to measure beside this checkout (git worktree)')
     parser.add_argument('--runs', type=int, default=1)
+    parser.add_argument('--before-each', help='shell command run on the controller before every playbook run '
+                        '(for example drift made on the node through tools/inferops-lab ssh)')
     parser.add_argument('--json', action='store_true')
     args = parser.parse_args()
 
@@ -158,6 +160,8 @@ def main() -> int:
     try:
         for _ in range(args.runs):
             for label, tree in trees:
+                if args.before_each:
+                    subprocess.run(args.before_each, shell=True, check=True, cwd=ROOT)
                 results[label].append(run(tree, args, os.environ))
     finally:
         if ref_path:
