@@ -156,9 +156,10 @@ def main() -> int:
     if args.ref:
         ref_path = worktree(args.ref)
         trees.insert(0, (f'reference {args.ref[:10]}', ref_path))
-    results = {label: [] for label, _ in trees}
+    labels = [label for label, dummy in trees]
+    results = dict((label, []) for label in labels)
     try:
-        for _ in range(args.runs):
+        for dummy in range(args.runs):
             for label, tree in trees:
                 if args.before_each:
                     subprocess.run(args.before_each, shell=True, check=True, cwd=ROOT)
@@ -166,7 +167,7 @@ def main() -> int:
     finally:
         if ref_path:
             subprocess.run(['git', '-C', ROOT, 'worktree', 'remove', '--force', ref_path], check=False)
-    rows = [summary(label, results[label]) for label, _ in trees]
+    rows = [summary(label, results[label]) for label in labels]
     if args.json:
         print(json.dumps({'summary': rows, 'runs': results}, indent=2))
     else:
