@@ -139,10 +139,10 @@ class ActionModule(ActionBase):
         return action_plugin.run(task_vars=task_vars)
 
     def _file(self, entry, task_vars):
-        module_args = dict((key, entry[key]) for key in ('mode', 'owner', 'group') if entry[key] is not None)
-        module_args.update(path=entry['dest'], state=entry['state'])
-        if entry['state'] == 'absent':
-            module_args = dict(path=entry['dest'], state='absent')
+        """ansible.builtin.file for a directory (with its attributes) or a removal."""
+        module_args = dict(path=entry['dest'], state=entry['state'])
+        if entry['state'] == 'directory':
+            module_args.update((key, entry[key]) for key in ('mode', 'owner', 'group') if entry[key] is not None)
         return self._execute_module(module_name='ansible.legacy.file', module_args=module_args, task_vars=task_vars)
 
 
