@@ -174,7 +174,8 @@ class CountingProxy(object):
         self.endpoint = 'http://127.0.0.1:%d' % self.port
         self.lock = threading.Lock()
         self.limit = None
-        self.open = 0  # connections open now, and the most open at once since reset()
+        self.generation = 0  # reset() starts a new one: connections it found open are not counted in peak
+        self.open = 0  # connections opened since reset() and open now, and the most of them open at once
         self.reset()
         self.conns = []
         self.closed = False
@@ -186,7 +187,8 @@ class CountingProxy(object):
             self.gets = 0
             self.limit = limit
             self.rate = rate
-            self.peak = self.open
+            self.generation += 1
+            self.open = self.peak = 0
 
     def _accept(self):
         while not self.closed:
@@ -205,13 +207,15 @@ class CountingProxy(object):
                 client.close()
                 continue
             self.conns.append((client, upstream))
+            ended = []  # the first of the connection's two pipes to end counts it closed
             with self.lock:
+                generation = self.generation
                 self.open += 1
                 self.peak = max(self.peak, self.open)
-            threading.Thread(target=self._pipe, args=(client, upstream, False), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(client, upstream, False, ended, generation), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, True, ended, generation), daemon=True).start()
 
-    def _pipe(self, src, dst, from_store):
+    def _pipe(self, src, dst, from_store, ended, generation):
         started, sent = time.monotonic(), 0
         try:
             while True:
@@ -237,9 +241,13 @@ class CountingProxy(object):
                 dst.sendall(data)
         except OSError:
             pass
-        if not from_store:  # the client's side ends once per connection
-            with self.lock:
-                self.open -= 1
+        # Counted closed before either socket closes: when the store ends a keep-alive connection, the client
+        # sees EOF only after this, so its next connection cannot be counted beside the dead one.
+        with self.lock:
+            if not ended:
+                ended.append(from_store)
+                if generation == self.generation:
+                    self.open -= 1
         for sock in (src, dst):
             try:
                 sock.shutdown(socket.SHUT_RDWR)
