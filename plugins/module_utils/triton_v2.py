@@ -12,6 +12,7 @@ liveness, readiness, the server metadata, the repository index and the readiness
 given models; ``not_serving`` says from its result why endpoints do not serve given models, and
 ``url_errors`` is the endpoint URL rule (both also the k8s_node_labels role's, for triton_ready);
 ``index_states`` is the state of every model of a read repository index (the node audit's serving.models).
+``answered_since_start`` counts each model's answered requests since the server started (is it warm?).
 ``WarmupProgress`` is what ``triton_warmup`` is doing (the readiness wait, the traffic per model), as the
 snapshot its status file is written from (module_utils.status_file).
 """
@@ -31,7 +32,7 @@ __all__ = [
     'TritonError', 'NotReady', 'TritonHTTP', 'wait_ready', 'build_inputs',
     'infer_request', 'percentile', 'summarize', 'StabilityTracker', 'element_count',
     'endpoint_info', 'index_states', 'not_serving', 'url_errors', 'NEVER_LOADED', 'NOT_IN_INDEX',
-    'WarmupProgress', 'warmup_time_limit',
+    'WarmupProgress', 'warmup_time_limit', 'answered_since_start',
 ]
 
 # Errors that mean "the server is not (yet) answering"; readiness gating retries them.
@@ -301,6 +302,24 @@ def not_serving(result, endpoints, models=()):
             elif not asked[model].get('ready'):
                 problems.append('%s model %s not ready: %s' % (url, model, _first_line(asked[model].get('reason'))))
     return problems
+
+
+def answered_since_start(client, models, version=''):
+    """Inference requests each of ``models`` answered since the server started, ``{model: count}``.
+
+    From Triton's statistics (``GET /v2/models/stats``: ``inference_stats.success.count`` of every loaded
+    version, counters that start at zero with the server). A model the statistics do not list counts 0;
+    ``version`` narrows to that version. Raises ``TritonError`` when the statistics cannot be read.
+    """
+    counts = dict((model, 0) for model in models)
+    answer = client.get_json('GET', '/v2/models/stats') or {}
+    for entry in answer.get('model_stats') or []:
+        name = entry.get('name')
+        if name not in counts or (version and str(entry.get('version')) != str(version)):
+            continue
+        success = ((entry.get('inference_stats') or {}).get('success') or {}).get('count') or 0
+        counts[name] += int(success)
+    return counts
 
 
 def describe_exception(exc):

@@ -34,6 +34,12 @@ options:
         engine is installed.
     type: bool
     default: true
+  service:
+    description:
+      - A systemd unit whose state to read as well (C(systemctl show)), the engine's service -
+        RV(service) says whether it is enabled and running. Empty - not read.
+    type: str
+    default: ''
 extends_documentation_fragment:
   - inferops.node.info_module
 attributes:
@@ -77,6 +83,12 @@ packages:
   returned: always
   type: dict
   sample: {docker.io: {installed: null, candidate: 26.1.5+dfsg1-9+deb13u1+b1}, docker-cli: null}
+missing:
+  description: The packages of O(packages) not installed, in the order given (what C(apt) would install).
+  returned: always
+  type: list
+  elements: str
+  sample: [docker.io]
 cli:
   description: The C(docker) client.
   returned: when O(engine=true)
@@ -143,6 +155,12 @@ info_error:
   description: Why RV(info) holds no daemon's settings, null when it does.
   returned: when O(engine=true)
   type: str
+service:
+  description: What systemd says of O(service) - C(enabled) (its UnitFileState, V(not-found) for a unit it
+    does not know), C(active) (ActiveState) and C(load) (LoadState).
+  returned: when O(service) is set
+  type: dict
+  sample: {enabled: enabled, active: active, load: loaded}
 command_log:
   description: Every command run, C({argv, rc, ran}).
   returned: always
@@ -155,6 +173,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import docker_cli
 from ansible_collections.inferops.node.plugins.module_utils.docker_engine import packages_report
+from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
 
 
 def read_packages(runner, packages):
@@ -188,13 +207,17 @@ def main():
         argument_spec=dict(
             packages=dict(type='list', elements='str', default=[]),
             engine=dict(type='bool', default=True),
+            service=dict(type='str', default=''),
         ),
         supports_check_mode=True,
     )
     runner = CommandRunner(module)
     result = {'packages': read_packages(runner, module.params['packages'])}
+    result['missing'] = [name for name in module.params['packages'] if not (result['packages'].get(name) or {}).get('installed')]
     if module.params['engine']:
         result.update(read_engine(runner))
+    if module.params['service']:
+        result['service'] = read_units(runner, [module.params['service']], 'docker_engine_info')[module.params['service']]
     module.exit_json(changed=False, command_log=runner.log, **result)
 
 

@@ -385,6 +385,7 @@ from ansible_collections.inferops.node.plugins.module_utils import findmnt
 from ansible_collections.inferops.node.plugins.module_utils import blockdev
 from ansible_collections.inferops.node.plugins.module_utils import md
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
 from ansible_collections.inferops.node.plugins.module_utils import textfile
 from ansible_collections.inferops.node.plugins.module_utils import xfs
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
@@ -560,22 +561,6 @@ def classify(runner, spec, own, path, by_kname):
     return entry
 
 
-def read_units(runner, units):
-    if not units:
-        return {}
-    args = ['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState'] + list(units)
-    rc, out, err = runner.run(args)
-    if rc != 0:
-        runner.module.fail_json(msg='md_info: %s failed (rc %d): %s' % (' '.join(args), rc, err.strip()), command_log=runner.log)
-    result = {}
-    # systemctl show prints one block per unit, in the order asked, separated by blank lines.
-    for unit, block in zip(units, out.strip().split('\n\n')):
-        props = dict(line.split('=', 1) for line in block.splitlines() if '=' in line)
-        result[unit] = {'enabled': props.get('UnitFileState') or ('not-found' if props.get('LoadState') == 'not-found' else ''),
-                        'active': props.get('ActiveState', ''), 'load': props.get('LoadState', '')}
-    return result
-
-
 def read_calendars(runner, calendars):
     result = {}
     for value in calendars:
@@ -631,7 +616,7 @@ def main():
     module.exit_json(
         changed=False, arrays=arrays, members=members, mounts=mounts,
         filesystems=read_filesystems(runner, params['arrays'], mounts, by_kname), fstab=read_fstab(),
-        units=read_units(runner, params['units']),
+        units=read_units(runner, params['units'], 'md_info'),
         calendars=read_calendars(runner, params['calendars']), autocheck=read_autocheck(),
         bins=dict((name, module.get_bin_path(name)) for name in BINS),
         mdcheck=sysfs.exists('/usr/share/mdadm/mdcheck'),

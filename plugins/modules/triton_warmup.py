@@ -66,6 +66,18 @@ options:
         reads the metadata (useful right after a deployment).
     type: bool
     default: true
+  skip_warm:
+    description:
+      - Read each ready endpoint's statistics (C(GET /v2/models/stats)) and leave out of the
+        warm-up traffic an endpoint whose every model has answered inference requests since the
+        server started (Triton's counters start at zero with the server): it is serving already,
+        or was warmed since its last start. RV(ready) says C(warm) and C(answered) per endpoint.
+      - With O(warmup=false), only reads and reports them (no model metadata, no RV(results)); a
+        role asks this way, with O(ready_timeout=0), whether anything needs warming at all.
+      - Statistics that cannot be read count as not warm.
+    type: bool
+    default: false
+    version_added: 0.2.0
   duration:
     description:
       - Maximum seconds of warm-up traffic per model and endpoint. Must be greater than 0.
@@ -193,6 +205,16 @@ EXAMPLES = r'''
     warmup: false
     ready_timeout: 600
 
+- name: Ask once, without waiting, whether every server is ready and has answered since it started
+  inferops.node.triton_warmup:
+    endpoints: [http://127.0.0.1:8000, http://127.0.0.1:8100]
+    warmup: false
+    skip_warm: true
+    ready_timeout: 0
+  register: probe
+  failed_when: false
+  # warm everywhere: probe.ready.values() | map(attribute='warm', default=false) is all
+
 - name: Warm up as an async job (at most the 600 s wait plus 60 s of traffic and a margin)
   inferops.node.triton_warmup:
     endpoints: [http://127.0.0.1:8000]
@@ -261,6 +283,31 @@ ready:
       seconds: 12.4
       attempts: 13
       models: [add, identity]
+  contains:
+    warm:
+      description: Whether every model answered inference requests since the server started.
+      type: bool
+      returned: with O(skip_warm), for a ready endpoint
+    answered:
+      description: Inference requests answered since the server started, per model.
+      type: dict
+      returned: with O(skip_warm), for a ready endpoint
+not_ready:
+  description:
+    - The endpoints not ready with every model when the module ended, in the order given; after a
+      failed readiness wait also those not reached. With O(ready_timeout=0), what one probe found.
+  returned: always
+  type: list
+  elements: str
+  sample: []
+cold:
+  description:
+    - The endpoints not ready or not warm (see O(skip_warm)), in the order given; all of them after
+      a failed readiness wait.
+  returned: with O(skip_warm)
+  type: list
+  elements: str
+  sample: [http://127.0.0.1:8100]
 status_file:
   description: The progress file, when O(status_file) was given (not in check mode).
   returned: when O(status_file) is set, not in check mode
@@ -370,6 +417,7 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
     describe_exception,
     infer_request,
     summarize,
+    answered_since_start,
     url_errors,
     wait_ready,
     WarmupProgress,
@@ -485,6 +533,14 @@ def run(module, params, clock=time.monotonic, sleep=time.sleep, progress=None):
             ready['models'] = models
             ready['ready'] = True
             result['ready'][url] = ready
+            if params['skip_warm']:
+                try:
+                    ready['answered'] = answered_since_start(client, models, params['model_version'])
+                except TritonError as exc:
+                    ready['answered'], ready['stats_error'] = {}, str(exc)
+                ready['warm'] = bool(models) and all(ready['answered'].get(m) for m in models)
+                if ready['warm'] or not params['warmup']:
+                    continue  # serving already (no traffic of ours), or only asked whether it is
             for model in models:
                 if not params['warmup']:
                     try:
@@ -535,6 +591,7 @@ def main():
             ready_timeout=dict(type='float', default=300),
             ready_interval=dict(type='float', default=1.0),
             warmup=dict(type='bool', default=True),
+            skip_warm=dict(type='bool', default=False),
             duration=dict(type='float', default=30),
             qps=dict(type='float', default=2.0),
             until_stable=dict(type='bool', default=False),
@@ -587,6 +644,9 @@ def main():
             status.stop(state='failed')
         elif status is not None:
             status.stop(state='done')
+    result['not_ready'] = [url for url in params['endpoints'] if not result['ready'].get(url, {}).get('ready')]
+    if params['skip_warm']:
+        result['cold'] = [url for url in params['endpoints'] if not result['ready'].get(url, {}).get('warm')]
     if status is not None:
         result['status_file'] = params['status_file']
         if status.error:

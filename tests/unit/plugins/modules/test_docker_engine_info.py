@@ -89,7 +89,8 @@ def test_packages_only_before_the_engine_is_installed(monkeypatch):
     assert result['packages']['docker.io']['candidate'].startswith('20.10')
     assert result['packages']['docker-compose']['candidate'].startswith('1.29')
     assert result['packages']['docker-cli'] is None
-    assert 'server' not in result and 'compose' not in result
+    assert result['missing'] == PACKAGES  # what apt would install
+    assert 'server' not in result and 'compose' not in result and 'service' not in result
 
 
 def test_packages_and_engine_in_one_call(monkeypatch):
@@ -98,4 +99,20 @@ def test_packages_and_engine_in_one_call(monkeypatch):
     assert not failed, result
     assert set(result['packages']) == set(PACKAGES)
     assert result['packages']['docker-compose']['installed'] == '2.26.1-4'
+    assert result['missing'] == []
     assert result['server']['running'] is True
+
+
+SHOW = ['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState']
+
+
+@pytest.mark.parametrize('case, unit, expected', [
+    ('trixie_running_service', 'docker.service', {'enabled': 'enabled', 'active': 'active', 'load': 'loaded'}),
+    ('trixie_running_service_unknown', 'no-such-engine.service',
+     {'enabled': 'not-found', 'active': 'inactive', 'load': 'not-found'}),
+])
+def test_the_engine_service_as_systemd_sees_it(monkeypatch, case, unit, expected):
+    calls = engine_calls('trixie_running') + [recorded('trixie_running', case.replace('trixie_running_', ''), SHOW + [unit])]
+    failed, result = run(monkeypatch, calls, {'service': unit})
+    assert not failed, result
+    assert result['service'] == expected

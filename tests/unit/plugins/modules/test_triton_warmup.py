@@ -25,7 +25,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.inferops.node.plugins.module_utils import triton_v2
 from ansible_collections.inferops.node.plugins.modules import triton_warmup
 from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
-from ansible_collections.inferops.node.tests.unit.triton_replay import closed_port, serve, stop
+from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedTriton, closed_port, serve, stop
 
 
 METADATA = {
@@ -503,3 +503,62 @@ def test_module_status_file_not_written_in_check_mode(monkeypatch, fake, tmp_pat
 def test_module_rejects_bad_status_file(monkeypatch, status_file, text):
     result = run_module(monkeypatch, {'endpoints': ['http://127.0.0.1:1'], 'status_file': status_file})
     assert result['failed'] and text in result['msg']
+
+
+# --- skip_warm: what a real tritonserver's statistics say (fixtures/triton) -------------------
+
+@pytest.mark.parametrize('state, warm, answered', [('served', True, 1), ('serving', False, 0)])
+def test_skip_warm_reads_whether_each_model_answered_since_the_start(monkeypatch, state, warm, answered):
+    server = RecordedTriton(state)
+    try:
+        result = run_module(monkeypatch, {'endpoints': [server.url], 'models': ['identity'], 'warmup': False,
+                                          'skip_warm': True, 'ready_timeout': 0})
+    finally:
+        server.stop()
+    assert not result.get('failed'), result
+    ready = result['ready'][server.url]
+    assert ready['ready'] is True and ready['warm'] is warm and ready['answered'] == {'identity': answered}
+    assert result['cold'] == ([] if warm else [server.url]) and result['not_ready'] == []
+    # Asked, not warmed: no metadata read, no inference sent.
+    assert result['results'] == [] and server.unrecorded == []
+
+
+def test_skip_warm_sends_no_traffic_to_a_server_that_answered_since_its_start(monkeypatch):
+    server = RecordedTriton('served')
+    try:
+        result = run_module(monkeypatch, {'endpoints': [server.url], 'models': ['identity'], 'skip_warm': True,
+                                          'duration': 1, 'ready_timeout': 0})
+    finally:
+        server.stop()
+    assert not result.get('failed'), result
+    assert result['ready'][server.url]['warm'] is True
+    assert result['requests'] == 0 and result['results'] == []
+    assert [path for _method, path in server.requests if path.endswith('/infer')] == []
+
+
+def test_skip_warm_a_model_missing_from_the_statistics_is_not_warm(monkeypatch):
+    # degraded: broken never loaded - the statistics list identity only, so the server is not warm.
+    server = RecordedTriton('degraded')
+    try:
+        counts = triton_v2.answered_since_start(triton_v2.TritonHTTP(server.url), ['identity', 'broken'])
+    finally:
+        server.stop()
+    assert counts == {'identity': 0, 'broken': 0}
+
+
+def test_skip_warm_unreadable_statistics_count_as_not_warm(monkeypatch, fake):
+    # The stand-in has no statistics endpoint (it takes 'stats' for a model name): warm up as without skip_warm.
+    result = run_module(monkeypatch, {'endpoints': [fake.url], 'models': ['add'], 'skip_warm': True,
+                                      'duration': 0.3, 'qps': 20})
+    assert not result.get('failed'), result
+    ready = result['ready'][fake.url]
+    assert ready['warm'] is False and ready['stats_error'].startswith('GET /v2/models/stats: HTTP 400')
+    assert result['cold'] == [fake.url]
+    assert result['requests'] > 0
+
+
+def test_skip_warm_a_server_not_ready_yet_is_cold(monkeypatch):
+    url = 'http://127.0.0.1:%d' % closed_port()
+    result = run_module(monkeypatch, {'endpoints': [url], 'warmup': False, 'skip_warm': True, 'ready_timeout': 0})
+    assert result['failed'] and result['ready'][url]['ready'] is False
+    assert result['cold'] == [url] and result['not_ready'] == [url]
