@@ -1,10 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""job_progress: one poll of an async job - its async_status plus the progress line of its status
-file, printed on the controller. Used with until/retries, so a long job is followed by a bounded
-loop that shows progress on every poll (an include that includes itself hits ansible-core's
-recursion limit after about 250 polls)."""
+"""job_progress: follow an async job - its async_status plus the progress line of its status file, printed
+on the controller. With ``timeout``, one task follows the job to its end (a line per ``wait`` seconds), so an
+operator sees progress lines, not a loop's "FAILED - RETRYING"; without, one poll (for until/retries)."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ display = Display()
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = False
-    _VALID_ARGS = frozenset(('jid', 'status_file', 'label', 'wait'))
+    _VALID_ARGS = frozenset(('jid', 'status_file', 'label', 'wait', 'timeout'))
     # How often async_status is asked again within one poll's wait.
     RECHECK = 1.0
 
@@ -33,26 +32,41 @@ class ActionModule(ActionBase):
             status_file=dict(type='str'),
             label=dict(type='str', default='progress'),
             wait=dict(type='float', default=0),
+            timeout=dict(type='float', default=0),
         ))
-        if args['wait'] < 0:
-            return dict(result, failed=True, msg='wait = %s: must be 0 or more seconds' % args['wait'])
+        for name in ('wait', 'timeout'):
+            if args[name] < 0:
+                return dict(result, failed=True, msg='%s = %s: must be 0 or more seconds' % (name, args[name]))
         # As ansible.builtin.async_status does: the job's results file is under the shell's async_dir.
         async_dir = self._remote_expand_user(self.get_shell_option('async_dir', default='~/.ansible_async'))
         result.update(ansible_job_id=args['jid'], started=True, finished=False)
         status_args = {'jid': args['jid'], 'mode': 'status', '_async_dir': async_dir}
-        # Within ``wait`` seconds the job is asked again every second, so the loop around this task moves
-        # on about a second after the job ends, not up to a whole delay later: a 5 s delay cost a 2 GiB
-        # preload before a server start 7 s on the development VM (docs/benchmarks.md, cold start).
-        deadline = time.monotonic() + args['wait']
+        limit = time.monotonic() + args['timeout']
+        while True:
+            polled = self._poll(args, status_args, task_vars)
+            if polled['finished'] or polled.get('failed') or time.monotonic() >= limit:
+                break
+        if args['timeout'] and not polled['finished'] and not polled.get('failed'):
+            polled.update(failed=True, msg='%s: the job was still running after %s s (its own async limit ends '
+                                           'it; the last line above says where it was)' % (args['label'], args['timeout']))
+        return merge_hash(result, polled)
+
+    def _poll(self, args, status_args, task_vars):
+        """One poll: async_status (again every RECHECK seconds within ``wait`` until the job ends), the
+        status file, the line printed."""
+        # Within ``wait`` seconds the job is asked again every second, so the follower moves on about a
+        # second after the job ends, not up to a whole interval later: a 5 s delay cost a 2 GiB preload before
+        # a server start 7 s on the development VM (docs/benchmarks.md, cold start).
+        deadline = time.monotonic() + max(args['wait'], self.RECHECK if args['timeout'] else 0)
         status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
                                       module_args=status_args)
         while not status.get('finished') and not status.get('failed') and time.monotonic() < deadline:
             time.sleep(min(self.RECHECK, max(0.0, deadline - time.monotonic())))
             status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
                                           module_args=status_args)
-        result = merge_hash(result, status)
-        result['started'] = bool(result['started'])
-        result['finished'] = bool(result['finished'])
+        result = dict(status)
+        result['started'] = bool(result.get('started', True))
+        result['finished'] = bool(result.get('finished'))
         result['progress'] = self._read_status(args['status_file'], task_vars) if args['status_file'] else {}
         line = result['progress'].get('line') or ('no status yet' if args['status_file'] else 'running')
         if result['finished']:

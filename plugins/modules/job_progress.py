@@ -7,13 +7,15 @@ from __future__ import annotations
 
 DOCUMENTATION = r'''
 module: job_progress
-short_description: Poll an async job once and print the progress line of its status file
+short_description: Follow an async job and print the progress line of its status file
 version_added: 0.1.0
 description:
-  - One poll of a job started with C(async) and C(poll=0) - the result of M(ansible.builtin.async_status) plus
+  - Follows a job started with C(async) and C(poll=0) - the result of M(ansible.builtin.async_status) plus
     the JSON status file the job keeps up to date (for example M(inferops.node.page_cache)'s O(inferops.node.page_cache#module:status_file)).
   - Prints the status file's C(line) on the controller at every poll, also without C(-v).
-  - Meant for C(until)/C(retries)/C(delay), a bounded loop that shows progress while a long job runs.
+  - With O(timeout), one task follows the job to its end, a line every O(wait) seconds - no C(until) loop, so
+    no C(FAILED - RETRYING) lines while a job is working. Without it, one poll (for C(until)/C(retries)).
+  - The result is the job's own once it has ended (a failed job fails the task).
   - An action plugin; the status file is read with M(ansible.builtin.slurp).
 options:
   jid:
@@ -36,6 +38,14 @@ options:
         second; it returns as soon as the job has finished (or failed), else after O(wait) with the job running.
       - With O(wait) set to the loop's interval and C(delay=0), the loop ends about a second after the job,
         where C(delay) alone waits out the whole interval.
+      - V(0) polls once.
+    type: float
+    default: 0
+    version_added: 0.2.0
+  timeout:
+    description:
+      - Follow the job until it ends, polling every O(wait) seconds (at least every second), for at most
+        O(timeout) seconds; fails when the job still runs then. Set it a little above the job's C(async) limit.
       - V(0) polls once.
     type: float
     default: 0
@@ -70,15 +80,14 @@ EXAMPLES = r'''
   poll: 0
   register: preload
 
-- name: Follow it, printing the progress every 5 seconds, for at most an hour
+- name: Follow it to its end, printing the progress every 5 seconds (its async limit plus one interval)
   inferops.node.job_progress:
     jid: "{{ preload.ansible_job_id }}"
     status_file: /run/inferops-page-cache.json
     label: page cache
+    wait: 5
+    timeout: 3605
   register: preload_status
-  until: preload_status.finished
-  retries: 720
-  delay: 5
 '''
 
 RETURN = r'''

@@ -138,3 +138,43 @@ def test_negative_wait_is_refused(monkeypatch):
                                   {'ansible.legacy.async_status': running}, monkeypatch)
     result = plugin.run(task_vars={'inventory_hostname': 'node1'})
     assert result['failed'] and result['msg'] == 'wait = -1.0: must be 0 or more seconds' and calls == []
+
+
+def test_timeout_follows_the_job_to_its_end_a_line_per_wait(monkeypatch):
+    running, finished = fixture('async_status_running'), fixture('async_status_finished')
+    clock = Clock(monkeypatch)
+    plugin, calls, lines = action({'jid': running['ansible_job_id'], 'status_file': '/tmp/status.json', 'wait': 2,
+                                   'timeout': 60, 'label': 'page cache'}, {}, monkeypatch)
+    answers = [running] * 4 + [finished]
+
+    def execute(module_name, module_args, task_vars):
+        calls.append(module_name)
+        if module_name == 'ansible.legacy.async_status':
+            return dict(answers.pop(0))
+        return fixture('slurp_finished' if not answers else 'slurp_running')
+    plugin._execute_module = execute
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    # One task: the first two-second poll prints the running line, the second ends with the job - no retry loop.
+    assert len(lines) == 2 and lines[0].startswith('node1: page cache: reading 22.66 %')
+    assert lines[-1].endswith(' - job finished') and result['finished'] is True and not result.get('failed')
+    assert calls.count('ansible.legacy.slurp') == 2 and clock.slept == [1.0, 1.0, 1.0]
+    assert result['total']['files'] == 14
+
+
+def test_timeout_fails_with_the_job_still_running(monkeypatch):
+    running = fixture('async_status_running')
+    clock = Clock(monkeypatch)
+    plugin, calls, lines = action({'jid': running['ansible_job_id'], 'wait': 5, 'timeout': 12, 'label': 'warm-up'},
+                                  {'ansible.legacy.async_status': running}, monkeypatch)
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    assert result['failed'] and result['finished'] is False
+    assert result['msg'].startswith('warm-up: the job was still running after 12.0 s')
+    assert lines == ['node1: warm-up: running'] * 3 and sum(clock.slept) == 15.0
+
+
+def test_negative_timeout_is_refused(monkeypatch):
+    running = fixture('async_status_running')
+    plugin, calls, dummy = action({'jid': running['ansible_job_id'], 'timeout': -3},
+                                  {'ansible.legacy.async_status': running}, monkeypatch)
+    result = plugin.run(task_vars={'inventory_hostname': 'node1'})
+    assert result['failed'] and result['msg'] == 'timeout = -3.0: must be 0 or more seconds' and calls == []
