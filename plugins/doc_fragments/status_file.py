@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The status interval of the modules that write a progress file for an async job (page_cache, triton_warmup;
-each documents its own O(status_file) and its keys). Their argument spec is ``status_file.ARGUMENT_SPEC``."""
+"""The status interval of the modules that write a progress file for an async job (page_cache, triton_warmup,
+model_sync; each documents its own O(status_file) and its keys). Their argument spec is
+``status_file.ARGUMENT_SPEC``."""
 
 from __future__ import annotations
 

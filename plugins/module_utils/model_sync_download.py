@@ -15,6 +15,8 @@
   ``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+; two renames where the filesystem refuses it).
 * ``remove_tree(path, staging)`` - renames a tree into ``trash/`` first (it disappears at once), then
   deletes it.
+* ``SyncProgress(bytes_total, files_total)`` - what a run is doing, for its status file (module_utils.status_file):
+  the downloader's bytes and verified files against the plan, rate, ETA and a line an operator reads.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import ctypes
 import ctypes.util
 import errno
 import json
+import math
 import os
 import queue
 import shutil
@@ -30,9 +33,10 @@ import threading
 import time
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME, file_sha256
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import human
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Error
 
-__all__ = ['Downloader', 'SyncError', 'exchange', 'place_model', 'remove_tree']
+__all__ = ['Downloader', 'SyncError', 'SyncProgress', 'exchange', 'place_model', 'remove_tree']
 
 # Errors after which no other request can succeed: stop at once instead of retrying every part.
 FATAL_CODES = ('InvalidAccessKeyId', 'SignatureDoesNotMatch', 'AccessDenied', 'NoSuchBucket', 'ExpiredToken',
@@ -83,6 +87,10 @@ class Downloader(object):
         self.backoff = backoff
         self.lock = threading.Lock()
         self.bytes_downloaded = 0
+        self.files_done = 0  # downloaded and verified
+        # What run() has to fetch: the parts not journalled yet (a resumed file counts only its missing parts).
+        self.bytes_planned = 0
+        self.files_planned = 0
         self.requests = 0
         self.retried = 0
         self.fatal = None
@@ -217,6 +225,8 @@ class Downloader(object):
             return
         os.rename(part, self.staging.object_path(item.sha))
         os.unlink(self.staging.journal_path(item.sha))
+        with self.lock:
+            self.files_done += 1
 
     def run(self, files):
         """Download ``files`` ([{sha256, size, bucket, key[, client]}], unique sha256); returns {sha: result}."""
@@ -226,6 +236,9 @@ class Downloader(object):
         for item in items:
             self._open(item)
         tasks = queue.Queue()
+        self.files_planned = len(items)
+        self.bytes_planned = sum(min(item.part_size, item.size - i * item.part_size)
+                                 for item in items for i in range(item.count) if i not in item.done)
         for item in items:
             missing = [i for i in range(item.count) if i not in item.done]
             if not missing:
@@ -288,6 +301,52 @@ class Downloader(object):
                 error = 'not completed (%d of %d parts)' % (len(item.done), item.count)
             results[item.sha] = {'error': error, 'bytes': item.bytes}
         return results, seconds
+
+
+class SyncProgress(object):
+    """What a sync is doing, as the snapshot its status file is written from: ``state`` (``planning``,
+    ``downloading``, ``placing``, ``done``, ``failed``), the bytes and files downloaded of what
+    ``downloader`` has to fetch (its counters, once set), the rate since the download began and the time left."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.state = 'planning'
+        self.downloader = None
+        self.started = time.monotonic()
+        self.download_started = None
+        self.download_ended = None
+
+    def downloading(self, downloader):
+        with self.lock:
+            self.downloader = downloader
+            self.state, self.download_started = 'downloading', time.monotonic()
+
+    def set_state(self, state):
+        with self.lock:
+            self.state = state
+            if state != 'downloading' and self.download_started is not None and self.download_ended is None:
+                self.download_ended = time.monotonic()
+
+    def snapshot(self):
+        with self.lock:
+            state, downloader = self.state, self.downloader
+            began, ended = self.download_started, self.download_ended
+        done, files_done, total, files_total = (
+            (downloader.bytes_downloaded, downloader.files_done, downloader.bytes_planned, downloader.files_planned)
+            if downloader else (0, 0, 0, 0))
+        now = time.monotonic()
+        rate = done / max((ended or now) - began, 1e-9) if began is not None else 0.0
+        remaining = max(total - done, 0)
+        # Rounded up: an ETA of 0 means done, never 'almost done'.
+        eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
+        status = {'state': state, 'bytes_done': done, 'bytes_total': total, 'files_done': files_done,
+                  'files_total': files_total, 'percent': round(100.0 * done / total, 1) if total else 100.0,
+                  'mb_per_s': round(rate / 1e6, 1), 'eta_seconds': eta,
+                  'elapsed_seconds': round(now - self.started, 2)}
+        status['line'] = '%s %s %% (%s of %s, %s/%s files, %s MB/s, eta %s, %s s elapsed)' % (
+            state, status['percent'], human(done), human(total), files_done, files_total, status['mb_per_s'],
+            '?' if eta is None else '%s s' % eta, status['elapsed_seconds'])
+        return status
 
 
 class _Changed(Exception):

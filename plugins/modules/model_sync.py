@@ -37,9 +37,25 @@ description:
     keep-alive connection; the result reports bytes, seconds and MB/s.
   - The S3 client is the standard library (C(http.client) + a Signature Version 4 signer in
     C(module_utils/model_sync_s3.py)), so the managed node needs no botocore/boto3.
+  - Made for C(async) tasks too - with O(status_file), what the run is doing is written as JSON every
+    O(status_interval) seconds for M(inferops.node.job_progress), which prints its C(line).
 extends_documentation_fragment:
   - inferops.node.s3_store
+  - inferops.node.status_file
 options:
+  status_file:
+    description:
+      - Path of a JSON progress file, rewritten atomically every O(status_interval) seconds while the module
+        runs (not in check mode), for an C(async) task followed by M(inferops.node.job_progress).
+      - C(line) reads, for example, C(downloading 42.0 % (1.2 GiB of 2.9 GiB, 3/14 files, 512.3 MB/s, eta 3.4 s,
+        2.1 s elapsed)); the bytes and files are those this run has to fetch (a resumed file counts only its
+        missing parts), the rate is since the download began.
+      - Other keys - C(state) (V(planning), V(downloading), V(placing), V(done) or V(failed)), C(bytes_done),
+        C(bytes_total), C(files_done), C(files_total), C(percent), C(mb_per_s), C(eta_seconds),
+        C(elapsed_seconds), C(started_at), C(updated_at), C(updated_epoch), C(pid).
+      - Its directory must exist.
+    type: path
+    version_added: 0.2.0
   endpoint:
     description:
       - URL of the S3-compatible endpoint (V(https://s3.eu-west-1.amazonaws.com), V(http://minio.lan:9000)) of
@@ -221,6 +237,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+status_file:
+  description: The progress file, when O(status_file) was given (not in check mode).
+  returned: when O(status_file) is set, not in check mode
+  type: str
+  sample: /run/inferops-model-sync.json
 destination:
   description: The model repository.
   returned: always
@@ -324,6 +345,7 @@ from ansible.module_utils.basic import AnsibleModule, env_fallback
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_download import (
     Downloader,
+    SyncProgress,
     place_model,
     remove_tree,
 )
@@ -351,6 +373,11 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan impo
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error, endpoint_problem
 from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
 from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
+from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+    ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
+    StatusWriter,
+    option_problems,
+)
 
 MIB = 1024 * 1024
 LOCK_DIR = '/run/lock'
@@ -383,6 +410,7 @@ ARGUMENT_SPEC = dict(
     retries=dict(type='int', default=3),
     timeout=dict(type='float', default=60.0),
     min_free=dict(type='raw', default='1G'),
+    **STATUS_ARGUMENT_SPEC
 )
 
 
@@ -419,6 +447,7 @@ def validate(params):
         problems.append(exc.msg)
     if '{name}' not in params['prefix_template']:
         problems.append('prefix_template = %r: must contain {name}' % params['prefix_template'])
+    problems += [problem for dummy, problem in option_problems(params)]
     if problems:
         raise Refusal('invalid input, nothing was changed: ' + '; '.join(problems))
     return models, part_size
@@ -512,15 +541,27 @@ def run(module):
                               % (destination, lock_path))
             raise
         staging.create()
+    progress = status = None
+    if p['status_file'] and not check:
+        progress = SyncProgress()
+        status = StatusWriter(p['status_file'], progress, p['status_interval'])
+        status.start()
+    state = 'failed'
     try:
-        return sync(module, p, models, part_size, destination, staging, free, reserve)
+        result = sync(module, p, models, part_size, destination, staging, free, reserve, progress)
+        state = 'failed' if any(r['action'] == 'failed' for r in result['models']) else 'done'
+        return result
     finally:
+        if status is not None:
+            status.stop(state=state)
+            if status.error:
+                module.warn('could not write status_file %s' % status.error)
         if lock is not None:
             staging.tidy()
             lock.close()
 
 
-def sync(module, p, models, part_size, destination, staging, free, reserve):
+def sync(module, p, models, part_size, destination, staging, free, reserve, progress=None):
     check = module.check_mode
     entries = normalize_models(models, p['bucket'], p['prefix_template'], endpoint=p['endpoint'])
     clients = {}  # one client per endpoint, the call's credentials for each
@@ -606,7 +647,11 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
                     todo[row['sha256']] = {'sha256': row['sha256'], 'size': row['size'], 'bucket': plan['bucket'],
                                            'key': row['key'], 'client': client_of(plan['endpoint'])}
         downloader = Downloader(client_of(p['endpoint']), staging, p['connections'], part_size, p['retries'])
+        if progress is not None:
+            progress.downloading(downloader)
         outcome, seconds = downloader.run(list(todo.values())) if todo else ({}, 0.0)
+        if progress is not None:
+            progress.set_state('placing')
         total.update(bytes_downloaded=downloader.bytes_downloaded, seconds=round(seconds, 3),
                      mb_per_s=round(downloader.bytes_downloaded / seconds / 1e6, 1) if seconds else 0.0,
                      requests=downloader.requests, retries=downloader.retried)
@@ -652,6 +697,8 @@ def sync(module, p, models, part_size, destination, staging, free, reserve):
 
     changed = any(r['action'] in ('synced', 'would_sync', 'removed', 'would_remove') for r in results)
     out = {'changed': changed, 'destination': destination, 'models': clean(results), 'total': total}
+    if progress is not None:
+        out['status_file'] = p['status_file']
     if module._diff:
         before, after = [], []
         for r in results:

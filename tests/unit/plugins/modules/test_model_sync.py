@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from module_harness import run_module  # noqa: E402  pylint: disable=wrong-import-position
 from s3_lab import MIB, blob, make_manifest, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
+from status_file_reader import read_status_while  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
 from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
@@ -146,6 +147,41 @@ def test_parts_download_in_parallel_on_at_most_connections_connections(lab):
     # manifest (open while they run here): never more.
     assert lab['proxy'].peak in (3, 3 + 1), lab['proxy'].peak
     assert result['total']['mb_per_s'] > 8 * MIB / 1e6  # more than one capped connection could give
+
+
+def test_status_file_says_bytes_files_rate_and_eta_while_it_downloads(lab):
+    files = {'config.pbtxt': b'name: "s"\n', 'a.bin': blob(3 * MIB, 31), 'b.bin': blob(3 * MIB + 5, 32)}
+    upload_model(lab['client'], lab['bucket'], 's/1', files)
+    # Capped at 4 MiB/s per connection, two connections: about a second of download, several status writes.
+    lab['proxy'].reset(rate=4 * MIB)
+    status = str(lab['tmp'] / 'sync-status.json')
+    (failed, result), seen = read_status_while(status, lambda: lab['sync'](
+        [{'name': 's', 'version': '1'}], connections=2, status_file=status, status_interval=0.1))
+    assert not failed, result.get('msg')
+    assert result['status_file'] == status
+    total = sum(len(data) for data in files.values())
+    downloading = [s for s in seen if s['state'] == 'downloading' and 0 < s['bytes_done'] < total]
+    assert downloading, [s['line'] for s in seen]
+    middle = downloading[len(downloading) // 2]
+    assert middle['bytes_total'] == total and middle['files_total'] == 3
+    assert middle['mb_per_s'] > 0 and middle['eta_seconds'] > 0
+    assert middle['line'].startswith('downloading %s %% (' % middle['percent']) and ' MB/s, eta ' in middle['line']
+    with open(status) as handle:  # the last write, after the reader stopped
+        last = json.load(handle)
+    assert last['state'] == 'done' and last['bytes_done'] == total and last['files_done'] == 3
+    assert last['percent'] == 100.0 and last['eta_seconds'] == 0.0
+
+
+def test_status_file_of_a_run_with_nothing_to_fetch_and_of_a_check_run(lab):
+    upload_model(lab['client'], lab['bucket'], 'n/1', model_files(33, big=1000))
+    status = lab['tmp'] / 'nothing.json'
+    failed, result = lab['sync']([{'name': 'n', 'version': '1'}], check=True, status_file=str(status))
+    assert not failed and not status.exists() and 'status_file' not in result  # check mode writes nothing
+    assert not lab['sync']([{'name': 'n', 'version': '1'}])[0]
+    failed, result = lab['sync']([{'name': 'n', 'version': '1'}], status_file=str(status))
+    assert not failed and not result['changed']
+    written = json.loads(status.read_text())
+    assert written['state'] == 'done' and written['bytes_total'] == 0 and written['line'].startswith('done 100.0 % (0 B')
 
 
 def test_each_model_names_its_own_bucket_and_prefix_or_gets_the_template(lab):
