@@ -17,6 +17,8 @@ stage_yamllint() { yamllint -s .; }
 stage_ansible_lint() { ansible-lint --profile production --offline; }
 stage_changelog() { antsibull-changelog lint; }
 stage_role_docs() { python tools/role_readme.py --check; }
+# promtool check/test rules on monitoring/prometheus/ (docs/monitoring.md), about 1 s.
+stage_alert_rules() { tools/check-alert-rules.sh; }
 # The rollout's mechanics and verify gate ride along (tests/rollout/run.sh --ci, ~70 s; the full run
 # of about 3 min is not in CI): no guest, hosts that are the controller itself.
 stage_preflight() {
@@ -78,7 +80,7 @@ for file in molecule/*/molecule.yml; do
   fi
 done
 
-stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
+stages=(yamllint ansible_lint changelog role_docs alert_rules preflight sanity units build ee awx_project docs lab_image)
 # Four lanes run at once (see the end of this file): three guest lanes that take the guest
 # scenarios from one queue, in this order, each the next one as soon as it is free, and the
 # static lane (the stages above, then every scenario without a guest). nvmeof_pool (two
