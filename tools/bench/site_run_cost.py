@@ -29,10 +29,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXEC = re.compile(r"^<(?P<addr>[^>]+)> SSH: EXEC .*?-o 'Port=(?P<port>\d+)'|^<(?P<addr2>[^>]+)> SSH: EXEC ")
+# The port as ansible-core writes it, quoted (-o 'Port=2222') or not (-o Port=2222), by version and inventory.
+EXEC = re.compile(r"^<(?P<addr>[^>]+)> SSH: EXEC .*?-o '?Port=(?P<port>\d+)|^<(?P<addr2>[^>]+)> SSH: EXEC ")
 MODULE = re.compile(r'^Using module file .*/(?P<module>[^/]+)\.py$')
-# The interpreter fed the module on stdin, last in the command; under become it sits inside sudo's quoted command.
-PIPELINED = re.compile(r"python3?['\"]* && sleep 0")
+# The interpreter fed the module on stdin (python3, python3.11, ...), last in the command; under become it sits
+# inside sudo's quoted command.
+PIPELINED = re.compile(r"python[0-9.]*['\"]* && sleep 0")
 TASK_LINE = re.compile(r'^(ok|changed|skipping|failed|fatal): \[(?P<host>[^\]]+)')
 RECAP = re.compile(r'^(?P<host>\S+)\s+: ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unr>\d+)'
                    r'\s+failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)')
