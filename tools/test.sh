@@ -78,7 +78,16 @@ for file in molecule/*/molecule.yml; do
   fi
 done
 
-stages=(yamllint ansible_lint changelog role_docs preflight sanity units build ee awx_project docs lab_image)
+# The other ansible-core releases CI tests (requirements/core/<2.X>.txt; docs/release.md, "Tested
+# ansible-core"): units@2.X and sanity@2.X are the stages units and sanity with that ansible-core
+# (INFEROPS_CORE=2.X, tools/ansible-test.sh). tools/check-build.sh holds requires_ansible to them.
+cores=()
+for file in requirements/core/*.txt; do cores+=("$(basename "$file" .txt)"); done
+core_stages=()
+for core in "${cores[@]}"; do core_stages+=("units@$core" "sanity@$core"); done
+
+stages=(yamllint ansible_lint changelog role_docs preflight sanity units "${core_stages[@]}" build ee awx_project docs
+  lab_image)
 # Four lanes run at once (see the end of this file): three guest lanes that take the guest
 # scenarios from one queue, in this order, each the next one as soon as it is free, and the
 # static lane (the stages above, then every scenario without a guest). nvmeof_pool (two
@@ -129,13 +138,16 @@ report_timeout() {
 results="$logs/results"
 run_stage() {
   local stage=$1 log="$logs/${1//:/-}.log" report rc took start seconds
-  seconds=$(( ${limit[$stage]:-$default_limit} * scale ))
+  # units@2.X without a limit of its own has the limit of units.
+  seconds=$(( ${limit[$stage]:-${limit[${stage%@*}]:-$default_limit}} * scale ))
   start=$SECONDS
   if [[ $stage == molecule:* ]]; then
     # shellcheck disable=SC2016  # $1 is the inner shell's argument
     timeout --kill-after=30 "$seconds" bash -c 'stage_molecule "$1"' _ "${stage#molecule:}" >"$log" 2>&1
+  elif [[ $stage == *@* ]]; then
+    INFEROPS_CORE=${stage#*@} timeout --kill-after=30 "$seconds" bash -c "stage_${stage%@*}" >"$log" 2>&1
   else
-    timeout --kill-after=30 "$seconds" bash -c "stage_$stage" >"$log" 2>&1
+    INFEROPS_CORE='' timeout --kill-after=30 "$seconds" bash -c "stage_$stage" >"$log" 2>&1
   fi
   rc=$?
   took=$((SECONDS - start))

@@ -70,7 +70,7 @@ options:
     description:
       - Read each ready endpoint's statistics (C(GET /v2/models/stats)) and leave out of the
         warm-up traffic an endpoint whose every model has answered inference requests since the
-        server started (Triton's counters start at zero with the server): it is serving already,
+        server started (Triton's counters start at zero with the server); it is serving already,
         or was warmed since its last start. RV(ready) says C(warm) and C(answered) per endpoint.
       - With O(warmup=false), only reads and reports them (no model metadata, no RV(results)); a
         role asks this way, with O(ready_timeout=0), whether anything needs warming at all.
