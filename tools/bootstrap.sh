@@ -52,11 +52,6 @@ fi
 mkdir -p "$root/.cache/collections/ansible_collections/inferops"
 ln -sfn "$root" "$root/.cache/collections/ansible_collections/inferops/node"
 
-# ansible-test downloads get-pip from a host this network cannot reach;
-# this stand-in installs pip from the PyPI wheel instead.
-get_pip="$HOME/.ansible/test/cache/get_pip_24_2.py"
-if ! cmp -s "$root/tools/get_pip_standin.py" "$get_pip"; then
-  mkdir -p "$(dirname "$get_pip")"
-  cp "$root/tools/get_pip_standin.py" "$get_pip"
-fi
+# ansible-test downloads get-pip from a host this network cannot reach: tools/ansible-test.sh
+# puts tools/get_pip_standin.py in its place, for the pip release each ansible-core bootstraps.
 echo "bootstrap: ready ($venv)"

@@ -18,9 +18,12 @@ fi
 for file in LICENSE README.md CHANGELOG.rst changelogs/changelog.yaml meta/runtime.yml; do
   grep -qx "$file" <<<"$listing" || { echo "artifact lacks $file"; exit 1; }
 done
-# meta/runtime.yml's requires_ansible claims the ansible-core minor release CI tests, no other
-# (docs/release.md): the one installed here, not the one before it nor the next.
-python - "$root/meta/runtime.yml" <<'PY'
+# meta/runtime.yml's requires_ansible claims the ansible-core releases CI tests, no other
+# (docs/release.md, "Tested ansible-core"): the one installed here (requirements/base.txt) and each
+# requirements/core/<2.X>.txt (tools/test.sh's units@2.X stages), with no release missing between;
+# not the one before the lowest nor the one after the highest.
+python - "$root/meta/runtime.yml" "$root"/requirements/core/*.txt <<'PY'
+import os
 import sys
 
 import yaml
@@ -29,13 +32,23 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 claim = yaml.safe_load(open(sys.argv[1]))["requires_ansible"]
-tested = Version(__version__)
+installed = Version(__version__)
+tested = {(installed.major, installed.minor)}
+for path in sys.argv[2:]:
+    major, minor = os.path.basename(path)[:-len(".txt")].split(".")
+    tested.add((int(major), int(minor)))
+tested = sorted(tested)
+names = ", ".join("%d.%d" % release for release in tested)
+(low_major, low), (high_major, high) = tested[0], tested[-1]
+if low_major != high_major or len(tested) != high - low + 1:
+    sys.exit("CI tests ansible-core %s: a release between is missing (requirements/core/)" % names)
 spec = SpecifierSet(claim)
-untested = ["%d.%d.0" % (tested.major, tested.minor + 1), "%d.%d.99" % (tested.major, tested.minor - 1)]
-if tested not in spec or any(Version(v) in spec for v in untested):
-    sys.exit("requires_ansible %r is not the ansible-core CI tests (%s, the %d.%d releases): it must admit "
-             "%s and neither of %s" % (claim, tested, tested.major, tested.minor, tested, ", ".join(untested)))
-print("requires_ansible %r: the ansible-core release CI tests (%s)" % (claim, tested))
+admitted = ["%d.%d.%s" % (major, minor, patch) for major, minor in tested for patch in ("0", "99")]
+untested = ["%d.%d.99" % (low_major, low - 1), "%d.%d.0" % (high_major, high + 1)]
+if any(Version(v) not in spec for v in admitted) or any(Version(v) in spec for v in untested):
+    sys.exit("requires_ansible %r is not the ansible-core releases CI tests (%s): it must admit %s and "
+             "neither of %s" % (claim, names, " to ".join(admitted[::len(admitted) - 1]), ", ".join(untested)))
+print("requires_ansible %r: the ansible-core releases CI tests (%s)" % (claim, names))
 PY
 ansible-galaxy collection install "$tarball" -p "$scratch/collections" --no-deps --force
 bundle=$(python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))')

@@ -11,6 +11,7 @@ role would give them, so the audit and the converge cannot disagree."""
 
 from __future__ import annotations
 
+import inspect
 import os
 
 from ansible.errors import AnsibleError
@@ -59,7 +60,10 @@ class ActionModule(ActionBase):
         path = os.path.join(ROLES, role, kind, 'main.yml')
         if not os.path.exists(path):
             return {}
-        return self._loader.load_from_file(path, trusted_as_template=True) or {}
+        # ansible-core 2.19+ templates only trusted strings: a role's defaults and vars are, as when the role loads
+        # them. Before 2.19 every string loaded is a template, and load_from_file has no trusted_as_template.
+        trusted = 'trusted_as_template' in inspect.signature(self._loader.load_from_file).parameters
+        return self._loader.load_from_file(path, **({'trusted_as_template': True} if trusted else {})) or {}
 
     def _included_with(self, role, task_vars):
         """The variables a site role passes when it includes ``role`` on this host (audit_catalogue.INCLUDED_WITH),

@@ -16,16 +16,26 @@
 * ``Replay(monkeypatch, calls)`` - UTHelper's way: the exact commands expected, in order, each with its
   answer (``command``, ``rc``, ``out``, ``err``, optional ``environ``); ``done()`` checks none is left.
 * ``run_module(main, args)`` - run a module's ``main()`` and return ``(failed, result)``.
+* ``patch_module_args(args)`` - ansible-core's own (2.19+), or the same for the older releases CI tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+from unittest import mock
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
+
+try:
+    from ansible.module_utils.testing import patch_module_args
+except ImportError:  # ansible-core < 2.19: AnsibleModule reads its arguments from basic._ANSIBLE_ARGS
+    @contextlib.contextmanager
+    def patch_module_args(args=None):
+        with mock.patch.object(basic, '_ANSIBLE_ARGS', json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()):
+            yield
 
 from ansible_collections.inferops.node.plugins.module_utils import sysfs
 

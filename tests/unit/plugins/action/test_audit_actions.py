@@ -17,7 +17,11 @@ import yaml
 
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.task import Task
-from ansible.template import trust_as_template
+try:
+    from ansible.template import trust_as_template
+except ImportError:  # ansible-core < 2.19: every string in the variables is a template already
+    def trust_as_template(value):
+        return value
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
 from ansible_collections.inferops.node.plugins.module_utils import triton_compose
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture

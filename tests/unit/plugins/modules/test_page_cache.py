@@ -25,10 +25,10 @@ import subprocess
 import pytest
 
 from ansible.module_utils import basic
-from ansible.module_utils.testing import patch_module_args
 
 from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc_utils
 from ansible_collections.inferops.node.plugins.modules import page_cache
+from module_harness import patch_module_args  # tests/unit, on sys.path by conftest.py
 
 MIB = 1024 * 1024
 
