@@ -117,7 +117,7 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # 1000-1250 s alone, about 2000 s in session 16's CI run (beside local_nvme and rollout); 3600 s since
 # 2026-12-06, when a clean-clone run on this machine type ran every guest stage 1.6-2x slower than the
 # week before and serving_docker hit 3000 s in its verify (beside six other guests, one run of mine);
-# 5100 s since serving_docker runs beside nvmeof_pool and local_nvme (stop 35: 4674 s of its 4800).
+# 5100 s since stop 34's CI run, where it took 4674 s of its 4800 beside nvmeof_pool and local_nvme.
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [units]=2400
