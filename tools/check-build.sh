@@ -18,10 +18,10 @@ fi
 for file in LICENSE README.md CHANGELOG.rst changelogs/changelog.yaml meta/runtime.yml; do
   grep -qx "$file" <<<"$listing" || { echo "artifact lacks $file"; exit 1; }
 done
-# meta/runtime.yml's requires_ansible claims the ansible-core releases CI tests, no other
+# meta/runtime.yml's requires_ansible claims the ansible-core releases the project tests, no other
 # (docs/release.md, "Tested ansible-core"): the one installed here (requirements/base.txt) and each
-# requirements/core/<2.X>.txt (tools/test.sh's units@2.X stages), with no release missing between;
-# not the one before the lowest nor the one after the highest.
+# requirements/core/<2.X>.txt (tools/test.sh's units@2.X and sanity@2.X stages; CI runs the range's
+# ends), with no release missing between; not the one before the lowest nor the one after the highest.
 python - "$root/meta/runtime.yml" "$root"/requirements/core/*.txt <<'PY'
 import os
 import sys

@@ -15,8 +15,9 @@
   ``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+; two renames where the filesystem refuses it).
 * ``remove_tree(path, staging)`` - renames a tree into ``trash/`` first (it disappears at once), then
   deletes it.
-* ``SyncProgress(bytes_total, files_total)`` - what a run is doing, for its status file (module_utils.status_file):
-  the downloader's bytes and verified files against the plan, rate, ETA and a line an operator reads.
+* ``SyncProgress()`` - what a run is doing, for its status file (module_utils.status_file): once
+  ``downloading(downloader)`` is called, that downloader's bytes and verified files against what it has to
+  fetch, rate, ETA and a line an operator reads.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import ctypes
 import ctypes.util
 import errno
 import json
-import math
 import os
 import queue
 import shutil
@@ -35,6 +35,7 @@ import time
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME, file_sha256
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import human
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Error
+from ansible_collections.inferops.node.plugins.module_utils.status_file import eta_seconds
 
 __all__ = ['Downloader', 'SyncError', 'SyncProgress', 'exchange', 'place_model', 'remove_tree']
 
@@ -336,9 +337,7 @@ class SyncProgress(object):
             if downloader else (0, 0, 0, 0))
         now = time.monotonic()
         rate = done / max((ended or now) - began, 1e-9) if began is not None else 0.0
-        remaining = max(total - done, 0)
-        # Rounded up: an ETA of 0 means done, never 'almost done'.
-        eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
+        eta = eta_seconds(total - done, rate)
         status = {'state': state, 'bytes_done': done, 'bytes_total': total, 'files_done': files_done,
                   'files_total': files_total, 'percent': round(100.0 * done / total, 1) if total else 100.0,
                   'mb_per_s': round(rate / 1e6, 1), 'eta_seconds': eta,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import fnmatch
-import math
 import mmap
 import os
 import re
@@ -34,6 +33,7 @@ import time
 from collections import deque
 
 from . import sysfs
+from .status_file import eta_seconds
 
 GIB = 1024 ** 3
 MIB = 1024 ** 2
@@ -544,9 +544,7 @@ class Progress:
             rate = done / max((io_ended or now_mono) - io_started, 1e-9)
         else:
             rate = 0.0
-        remaining = max(total - done, 0)
-        # Rounded up: an ETA of 0 means done, never 'almost done'.
-        eta = 0.0 if remaining == 0 else (math.ceil(remaining / rate * 10) / 10 if rate > 0 else None)
+        eta = eta_seconds(total - done, rate)
         status = {
             'state': state,
             'bytes_done': done,

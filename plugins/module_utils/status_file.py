@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import threading
 import time
 
-__all__ = ['ARGUMENT_SPEC', 'StatusWriter', 'option_problems', 'write_json_atomic']
+__all__ = ['ARGUMENT_SPEC', 'StatusWriter', 'eta_seconds', 'option_problems', 'write_json_atomic']
 
 # The options of a module that writes a status file (documented by the status_file doc fragment and the module).
 ARGUMENT_SPEC = dict(
@@ -39,6 +40,14 @@ def option_problems(params):
     if params.get('status_interval') is not None and params['status_interval'] <= 0:
         problems.append(('status_interval', 'status_interval must be greater than 0, got %s' % params['status_interval']))
     return problems
+
+
+def eta_seconds(remaining, rate):
+    """Seconds until ``remaining`` bytes are through at ``rate`` bytes/s, rounded up to a tenth: 0.0 only when
+    nothing remains (never 'almost done'), None while there is no rate yet."""
+    if remaining <= 0:
+        return 0.0
+    return math.ceil(remaining / rate * 10) / 10 if rate > 0 else None
 
 
 def write_json_atomic(path, data):

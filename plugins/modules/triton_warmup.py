@@ -213,7 +213,7 @@ EXAMPLES = r'''
     ready_timeout: 0
   register: probe
   failed_when: false
-  # warm everywhere: probe.ready.values() | map(attribute='warm', default=false) is all
+  # every server warm: probe.cold == []; not ready yet: probe.not_ready
 
 - name: Warm up as an async job (at most the 600 s wait plus 60 s of traffic and a margin)
   inferops.node.triton_warmup:
