@@ -56,7 +56,7 @@ stage_build() { tools/check-build.sh; }
 stage_ee() { tools/check-ee.sh; }
 stage_awx_project() { tools/check-awx-project.sh; }
 # A fresh clone without bootstrap: ansible, ansible-doc, ansible-playbook, with and without the
-# ansible bundle (README, "From a clone"), about 20 s.
+# ansible bundle (README, "From a clone"), 20-30 s.
 stage_fresh_clone() { tools/check-clone.sh; }
 stage_docs() { tools/check-docs.sh; }
 stage_lab_image() { tools/inferops-lab image; }
