@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian 12 / Ubuntu 22.04+
-# machine: Debian packages, the pinned Python venv, and the collection links.
+# machine: Debian packages and the pinned Python venv.
 # Re-running it is quick and changes nothing when all is in place.
 set -euo pipefail
 
@@ -48,9 +48,8 @@ if [[ ! -x "$venv/bin/python" || "$(cat "$venv/.req-hash" 2>/dev/null)" != "$req
   echo "$req_hash" >"$venv/.req-hash"
 fi
 
-# The checkout is the collection: expose it as inferops.node.
-mkdir -p "$root/.cache/collections/ansible_collections/inferops"
-ln -sfn "$root" "$root/.cache/collections/ansible_collections/inferops/node"
+# No link to make: the checkout resolves as inferops.node through the committed
+# collections/ansible_collections/inferops/node (ansible.cfg's collections_path).
 
 # ansible-test downloads get-pip from a host this network cannot reach: tools/ansible-test.sh
 # puts tools/get_pip_standin.py in its place, for the pip release each ansible-core bootstraps.

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A fresh clone used as an AWX project, with no bootstrap step (docs/awx.md). AWX clones the
 # repository and runs a playbook of it with the execution environment's ansible-core and
-# collections; this checkout's .cache link (tools/bootstrap.sh) is not there. inferops.node
+# collections, and sets the job's collections path itself (ANSIBLE_COLLECTIONS_PATHS), which
+# overrides the clone's ansible.cfg (whose ./collections would serve every playbook). inferops.node
 # must resolve through the committed playbook-adjacent links collections/ (for site.yml) and
 # playbooks/collections/ (for playbooks/*.yml), each ansible_collections/inferops/node -> the
-# clone's root. Run with an empty environment: no ANSIBLE_* variable, an empty home (no
-# ~/.ansible collections), PATH without the venv; only the venv's ansible-core and the
+# clone's root. Run with an empty environment but for ANSIBLE_COLLECTIONS_PATH (an empty
+# directory), an empty home (no ~/.ansible collections), PATH without the venv; only the venv's ansible-core and the
 # `ansible` bundle's collections (community.general, community.docker: what the EE installs
 # from galaxy.yml's dependencies, or AWX from requirements.yml).
 set -euo pipefail
@@ -24,9 +25,10 @@ for link in collections playbooks/collections; do
   [[ -L $project/$link/ansible_collections/inferops/node ]] ||
     { echo "awx-project: $link/ansible_collections/inferops/node is not a committed link"; exit 1; }
 done
-mkdir "$scratch/home"
-in_project() {  # command...: in the clone, with an empty environment
-  (cd "$project" && env -i HOME="$scratch/home" PATH=/usr/bin:/bin LANG=C.UTF-8 "$@")
+mkdir "$scratch/home" "$scratch/job-collections"
+in_project() {  # command...: in the clone, with an empty environment and a collections path of AWX's
+  (cd "$project" && env -i HOME="$scratch/home" PATH=/usr/bin:/bin LANG=C.UTF-8 \
+    ANSIBLE_COLLECTIONS_PATH="$scratch/job-collections" "$@")
 }
 # Each playbook directory on its own: one ansible-playbook run with both would let either
 # link serve both directories.

@@ -55,6 +55,9 @@ stage_units() {
 stage_build() { tools/check-build.sh; }
 stage_ee() { tools/check-ee.sh; }
 stage_awx_project() { tools/check-awx-project.sh; }
+# A fresh clone without bootstrap: ansible, ansible-doc, ansible-playbook, with and without the
+# ansible bundle (README, "From a clone"), 20-30 s.
+stage_fresh_clone() { tools/check-clone.sh; }
 stage_docs() { tools/check-docs.sh; }
 stage_lab_image() { tools/inferops-lab image; }
 # Molecule's "[<scenario> > <action>] Executing" lines get the stage's elapsed time,
@@ -93,7 +96,7 @@ core_stages=()
 ((${#cores[@]})) && core_stages+=("units@${cores[0]}" "units@${cores[-1]}" "sanity@${cores[-1]}")
 
 stages=(yamllint ansible_lint changelog role_docs alert_rules preflight sanity units "${core_stages[@]}" build ee
-  awx_project docs lab_image)
+  awx_project fresh_clone docs lab_image)
 # Four lanes run at once (see the end of this file): three guest lanes that take the guest
 # scenarios from one queue, in this order, each the next one as soon as it is free, and the
 # static lane (the stages above, then every scenario without a guest). nvmeof_pool (two

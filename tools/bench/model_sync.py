@@ -33,7 +33,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'unit'))
-sys.path.insert(0, os.path.join(ROOT, '.cache', 'collections'))
+sys.path.insert(0, os.path.join(ROOT, 'collections'))  # the committed link to the checkout
 
 from module_harness import run_module  # noqa: E402  pylint: disable=wrong-import-position
 from s3_lab import CountingProxy, MotoServer, upload_model  # noqa: E402  pylint: disable=wrong-import-position

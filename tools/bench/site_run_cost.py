@@ -98,7 +98,11 @@ def run(tree: str, args, env) -> dict:
 
 
 def worktree(ref: str) -> str:
-    """The commit checked out beside this one, linked as the inferops.node collection of its own tree."""
+    """The commit checked out beside this one, linked as the inferops.node collection of its own tree.
+
+    A commit since 0.2.0 resolves itself through its committed collections/ link; an older one's
+    ansible.cfg looks in .cache/collections only, hence the link made here.
+    """
     path = tempfile.mkdtemp(prefix='inferops-ref-')
     subprocess.run(['git', '-C', ROOT, 'worktree', 'add', '--detach', path, ref], check=True,
                    capture_output=True)

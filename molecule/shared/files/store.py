@@ -35,7 +35,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'unit'))
-sys.path.insert(0, os.path.join(ROOT, '.cache', 'collections'))
+sys.path.insert(0, os.path.join(ROOT, 'collections'))  # the committed link to the checkout
 
 from s3_lab import MotoServer  # noqa: E402  pylint: disable=wrong-import-position
 

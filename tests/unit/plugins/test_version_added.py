@@ -1,7 +1,9 @@
 """Every version_added in the plugins' documentation names a release that happened or the next one.
 
 A plugin listed in a release says that release; anything newer says the next
-minor version after galaxy.yml's (its notes wait in changelogs/fragments/).
+release (its notes wait in changelogs/fragments/). galaxy.yml holds either a
+released version (the release commit: the next one is the minor after it) or,
+between releases, the next one's pre-release, X.Y.Z-dev (docs/release.md).
 """
 import ast
 import glob
@@ -45,8 +47,11 @@ def versions_added(doc, where=""):
 
 RELEASES = load("changelogs/changelog.yaml")["releases"]
 CURRENT = str(load("galaxy.yml")["version"])
-_MAJOR, _MINOR = CURRENT.split(".")[:2]
-NEXT = "%s.%d.0" % (_MAJOR, int(_MINOR) + 1)
+if CURRENT in RELEASES:
+    _MAJOR, _MINOR = CURRENT.split(".")[:2]
+    NEXT = "%s.%d.0" % (_MAJOR, int(_MINOR) + 1)
+else:
+    NEXT = CURRENT.split("-")[0]
 RELEASED_IN = {}
 for _version, _release in RELEASES.items():
     for _name in [m["name"] for m in _release.get("modules", [])] + [
@@ -58,8 +63,17 @@ PLUGINS = sorted(
     + glob.glob(os.path.join(ROOT, "plugins", "filter", "*.yml")))
 
 
-def test_galaxy_version_is_released():
-    assert CURRENT in RELEASES
+def _release_key(version):
+    return tuple(int(part) for part in version.split("."))
+
+
+def test_galaxy_version_is_released_or_the_next_ones_dev():
+    if CURRENT in RELEASES:
+        return
+    assert CURRENT == NEXT + "-dev", (
+        "galaxy.yml's version %s is neither released (changelogs/changelog.yaml) nor X.Y.Z-dev" % CURRENT)
+    assert all(_release_key(NEXT) > _release_key(version) for version in RELEASES), (
+        "galaxy.yml's %s is not after every release (%s)" % (CURRENT, ", ".join(RELEASES)))
 
 
 @pytest.mark.parametrize("path", PLUGINS, ids=os.path.basename)
