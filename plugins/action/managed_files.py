@@ -10,6 +10,7 @@ to copy. A run with nothing to do costs one remote module run."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import re
@@ -66,28 +67,65 @@ class ActionModule(ActionBase):
             return dict(result, failed=True, msg='managed_files: reading the files failed: %s' % found.get('msg'))
         on_host = managed_files.found_by_path(found.get('files', []))
 
-        outcomes, diffs = [], []
-        for entry in wanted:
-            todo = managed_files.todo(entry, on_host.get(entry['dest']), _sha1(entry['data']))
-            if todo is None:
-                outcomes.append(dict(dest=entry['dest'], state=entry['state'], changed=False))
-                continue
-            if todo == 'file':
-                done = self._file(entry, task_vars)
-            else:
-                done = self._delegate('inferops.node.boot_package' if entry['package'] else 'ansible.legacy.copy',
-                                      self._copy_args(entry), task_vars)
-            if done.get('failed'):
-                return dict(result, failed=True, files=outcomes,
-                            msg='managed_files: %s: %s' % (entry['dest'], done.get('msg', 'failed')))
-            outcomes.append(dict(dest=entry['dest'], state=entry['state'], changed=bool(done.get('changed'))))
-            diff = done.get('diff')
-            diffs.extend(diff if isinstance(diff, list) else [diff] if diff else [])
+        planned = [(entry, managed_files.todo(entry, on_host.get(entry['dest']), _sha1(entry['data'])))
+                   for entry in wanted]
+        if self._task.diff:
+            outcomes, diffs = self._one_by_one(planned, task_vars)
+        elif self._task.check_mode:
+            # The reading decides: an entry todo() leaves alone is what copy and file would leave alone.
+            outcomes, diffs = [dict(dest=e['dest'], state=e['state'], changed=t is not None) for e, t in planned], []
+        else:
+            outcomes, diffs = self._all_at_once(planned, task_vars), []
+        if outcomes and outcomes[-1].get('failed'):
+            return dict(result, failed=True, files=outcomes[:-1], msg=outcomes[-1]['msg'])
         result.update(changed=any(o['changed'] for o in outcomes), files=outcomes,
                       changed_files=[o['dest'] for o in outcomes if o['changed']])
         if self._task.diff and diffs:
             result['diff'] = diffs
         return result
+
+    def _all_at_once(self, planned, task_vars):
+        """Every entry that differs in one run of managed_files_apply (the host decides each again)."""
+        todo = [entry for entry, what in planned if what is not None]
+        done = {}
+        if todo:
+            applied = self._execute_module(
+                module_name='inferops.node.managed_files_apply', task_vars=task_vars,
+                module_args=dict(entries=[self._apply_args(entry) for entry in todo]))
+            if applied.get('failed'):
+                return [dict(failed=True, msg='managed_files: %s' % applied.get('msg', 'failed'))]
+            done = dict((item['dest'], item['changed']) for item in applied['files'])
+        return [dict(dest=e['dest'], state=e['state'], changed=done.get(e['dest'], False)) for e, dummy in planned]
+
+    def _one_by_one(self, planned, task_vars):
+        """With --diff: each entry that differs through copy (or boot_package) and file, for their diffs."""
+        outcomes, diffs = [], []
+        for entry, what in planned:
+            if what is None:
+                outcomes.append(dict(dest=entry['dest'], state=entry['state'], changed=False))
+                continue
+            if what == 'file':
+                done = self._file(entry, task_vars)
+            else:
+                done = self._delegate('inferops.node.boot_package' if entry['package'] else 'ansible.legacy.copy',
+                                      self._copy_args(entry), task_vars)
+            if done.get('failed'):
+                outcomes.append(dict(failed=True, msg='managed_files: %s: %s' % (entry['dest'], done.get('msg', 'failed'))))
+                break
+            outcomes.append(dict(dest=entry['dest'], state=entry['state'], changed=bool(done.get('changed'))))
+            diff = done.get('diff')
+            diffs.extend(diff if isinstance(diff, list) else [diff] if diff else [])
+        return outcomes, diffs
+
+    @staticmethod
+    def _apply_args(entry):
+        args = dict((key, entry[key]) for key in ('dest', 'state', 'mode', 'owner', 'group', 'validate')
+                    if entry[key] is not None)
+        if entry['package'] is not None and entry['mode'] is None:
+            args['mode'] = '0644'  # what boot_package installs with
+        if entry['data'] is not None:
+            args['content_base64'] = base64.b64encode(entry['data']).decode('ascii')
+        return args
 
     def _data(self, entry, task_vars):
         """The file's bytes as they would be written (None for directories and removals)."""

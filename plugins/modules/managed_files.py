@@ -12,10 +12,12 @@ version_added: 0.2.0
 description:
   - Renders every file on the controller (a role's C(templates/), literal content, a file from C(files/), or a boot
     package as M(inferops.node.boot_package) builds it), reads the host once with M(ansible.builtin.find) over the
-    files' parent directories (type, mode, owner, group, sha1), and hands only what differs to
-    M(ansible.builtin.copy) (or M(inferops.node.boot_package)) and M(ansible.builtin.file).
-  - A run with nothing to change costs one remote module run, where one M(ansible.builtin.template) task per file
-    costs two module runs and two commands per file.
+    files' parent directories (type, mode, owner, group, sha1), and writes, creates or removes every entry that
+    differs in one run of M(inferops.node.managed_files_apply).
+  - A run with nothing to change costs one remote module run, a run that changes any number of entries two, where
+    one M(ansible.builtin.template) task per file costs two module runs and two commands per file. In check mode the
+    reading decides alone (one module run). With C(--diff) each entry that differs goes through
+    M(ansible.builtin.copy) (or M(inferops.node.boot_package)) and M(ansible.builtin.file) instead, for their diffs.
   - The files are handled in the order given; list a directory before the files in it.
 options:
   files:
@@ -68,7 +70,7 @@ options:
     type: str
 attributes:
   check_mode:
-    description: Reads the host, reports what would change (through M(ansible.builtin.copy) and M(ansible.builtin.file) in check mode).
+    description: Reads the host and reports what would change from that reading (with C(--diff), through M(ansible.builtin.copy) and M(ansible.builtin.file) in check mode).
     support: full
   diff_mode:
     description: The diffs of M(ansible.builtin.copy), M(inferops.node.boot_package) and M(ansible.builtin.file) for what changes.
@@ -78,11 +80,12 @@ attributes:
     support: full
     platforms: posix
   action:
-    description: Renders on the controller, then runs M(ansible.builtin.find) and, for what differs, the modules above.
+    description: Renders on the controller, then runs M(ansible.builtin.find) and, for what differs, M(inferops.node.managed_files_apply) (with C(--diff), the modules above).
     support: full
 seealso:
   - module: ansible.builtin.template
   - module: inferops.node.boot_package
+  - module: inferops.node.managed_files_apply
 author:
   - inferops.node maintainers (@inferops)
 '''

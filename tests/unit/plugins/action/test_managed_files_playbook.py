@@ -2,9 +2,10 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """inferops.node.managed_files run by ansible-playbook -vvv on localhost, into a temporary directory: check mode
-writes nothing, the real run writes what ansible.builtin.template/copy write (byte for byte) and removes what is
-absent, a second run changes nothing and costs one module run (find), drift of content or mode is put back, and
-bad entries are refused before anything is read.
+writes nothing and costs one module run (find), the real run writes what ansible.builtin.template/copy write (byte
+for byte) and removes what is absent in one module run more (managed_files_apply), a second run changes nothing and
+costs one module run, drift of content or mode is put back (with --diff through copy, for its diff; without, in one
+run), a file that fails its validate command is left as it was, and bad entries are refused before anything is read.
 
 One playbook run per phase; the managed node is this machine (a real find, copy and file), nothing recorded.
 """
@@ -55,13 +56,18 @@ PLAYBOOK = '''---
 '''
 
 
-def play(tmp, phase, *extra):
+def run_playbook(tmp, playbook, *options):
+    """ansible-playbook on this machine with the test's ansible.cfg, output and errors together."""
     env = dict((key, value) for key, value in os.environ.items() if not key.startswith('ANSIBLE_'))
     env.update(ANSIBLE_CONFIG=str(tmp / 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, LC_ALL='C.UTF-8')
-    proc = subprocess.run([sys.executable, '-m', 'ansible.cli.playbook', '-vvv', '-i', str(tmp / 'hosts'),
-                           '-e', 'out=%s' % (tmp / 'out'), '-e', 'phase=%s' % phase] + list(extra)
-                          + [str(tmp / 'play.yml')], cwd=str(tmp), env=env, stdout=subprocess.PIPE,
+    return subprocess.run([sys.executable, '-m', 'ansible.cli.playbook', '-i', str(tmp / 'hosts')] + list(options)
+                          + [str(playbook)], cwd=str(tmp), env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True, check=False)
+
+
+def play(tmp, phase, *extra):
+    proc = run_playbook(tmp, tmp / 'play.yml', '-vvv', '-e', 'out=%s' % (tmp / 'out'), '-e', 'phase=%s' % phase,
+                        *extra)
     managed = proc.stdout[proc.stdout.index('TASK [managed]'):proc.stdout.index('TASK [result]')] \
         if 'TASK [result]' in proc.stdout else proc.stdout
     changed = re.search(r'RESULT (\[.*?\])', proc.stdout)
@@ -100,6 +106,9 @@ def phases(tmp):
     (etc / 'c.txt').write_text('changed by hand\n')
     results['drift'] = play(tmp, 'drift', '--diff')
     results['settled'] = play(tmp, 'settled')
+    os.chmod(etc / 'b.conf', 0o644)
+    (etc / 'gone').write_text('back\n')
+    results['drift_plain'] = play(tmp, 'drift_plain')
     return results
 
 
@@ -108,6 +117,7 @@ def test_check_mode_reports_every_file_and_writes_nothing(tmp, phases):
     assert result['rc'] == 0, result['out'][-3000:]
     assert len(result['changed']) == 6  # the directory and five files; nothing to remove
     assert phases['check_left'] == []
+    assert result['modules'] == ['find']  # the reading decides; nothing runs just to say what would change
 
 
 def test_the_real_run_writes_the_template_modules_bytes_and_removes_what_is_absent(tmp, phases):
@@ -123,6 +133,7 @@ def test_the_real_run_writes_the_template_modules_bytes_and_removes_what_is_abse
     assert (etc / 'e.pyz').read_bytes()[:2] == b'PK'
     assert not (etc / 'gone').exists()
     assert str(etc / 'gone') in result['changed']
+    assert result['modules'] == ['find', 'managed_files_apply']  # seven entries written or removed in one run
 
 
 def test_a_second_run_changes_nothing_and_reads_the_host_once(phases):
@@ -143,6 +154,35 @@ def test_drift_of_content_and_mode_is_put_back_with_a_diff(tmp, phases):
     assert phases['settled']['changed'] == []
 
 
+def test_drift_without_diff_is_put_back_in_one_module_run(tmp, phases):
+    result = phases['drift_plain']
+    assert result['rc'] == 0, result['out'][-3000:]
+    etc = tmp / 'out' / 'etc'
+    assert sorted(result['changed']) == [str(etc / 'b.conf'), str(etc / 'gone')]
+    assert result['modules'] == ['find', 'managed_files_apply']
+    assert oct(os.stat(etc / 'b.conf').st_mode & 0o7777) == '0o600'
+    assert not (etc / 'gone').exists()
+
+
+def test_a_file_that_fails_validation_is_left_as_it_was(tmp):
+    target = tmp / 'out' / 'validated.conf'
+    target.write_text('old\n')
+    bad = tmp / 'validate.yml'
+    bad.write_text('''---
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - inferops.node.managed_files:
+        files:
+          - {dest: "%s", content: "new\\n", validate: "grep -q old %%s"}
+''' % target)
+    proc = run_playbook(tmp, bad)
+    assert proc.returncode != 0
+    assert 'the new file failed validation (grep -q old' in proc.stdout
+    assert target.read_text() == 'old\n'
+    assert [name for name in os.listdir(tmp / 'out') if name.startswith('.validated')] == []
+
+
 def test_bad_entries_are_refused_before_the_host_is_read(tmp):
     bad = tmp / 'bad.yml'
     bad.write_text('''---
@@ -155,11 +195,7 @@ def test_bad_entries_are_refused_before_the_host_is_read(tmp):
           - {dest: /tmp/y.conf, content: y, mode: u+rw}
           - {dest: /tmp/z.conf}
 ''')
-    env = dict((key, value) for key, value in os.environ.items() if not key.startswith('ANSIBLE_'))
-    env.update(ANSIBLE_CONFIG=str(tmp / 'ansible.cfg'), ANSIBLE_COLLECTIONS_PATH=COLLECTIONS, LC_ALL='C.UTF-8')
-    proc = subprocess.run([sys.executable, '-m', 'ansible.cli.playbook', '-vvv', '-i', str(tmp / 'hosts'), str(bad)],
-                          cwd=str(tmp), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, check=False)
+    proc = run_playbook(tmp, bad, '-vvv')
     out = re.sub(r'\s+', ' ', proc.stdout)
     assert proc.returncode != 0
     assert 'relative/x.conf: dest must be an absolute path' in out
