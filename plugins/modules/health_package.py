@@ -37,28 +37,9 @@ options:
     type: list
     elements: str
     default: []
-  dest:
-    description:
-      - Where the zip application is installed on the managed node.
-    type: str
-    required: true
-  mode:
-    description:
-      - The file's mode, as for M(ansible.builtin.copy).
-    type: raw
-    default: '0644'
-  owner:
-    description:
-      - The file's owner, as for M(ansible.builtin.copy).
-    type: str
-  group:
-    description:
-      - The file's group, as for M(ansible.builtin.copy).
-    type: str
+extends_documentation_fragment:
+  - inferops.node.package_install
 attributes:
-  check_mode:
-    description: As M(ansible.builtin.copy) - reports whether the file would change and changes nothing.
-    support: full
   diff_mode:
     description:
       - As M(inferops.node.boot_package) - the files in the package with their sha1 and size before and after, and
@@ -68,11 +49,8 @@ attributes:
     description: Any POSIX managed node with Python 3 (the Python that runs Ansible's modules there).
     support: full
     platforms: posix
-  action:
-    description: Builds the zip on the controller, then runs M(ansible.builtin.copy).
-    support: full
 notes:
-  - The package holds the controller's C(ansible.module_utils): after upgrading ansible-core on the controller the
+  - The package holds the controller's C(ansible.module_utils), so after upgrading ansible-core on the controller the
     next run installs a new package (changed), as it would send new AnsiballZ payloads.
 seealso:
   - module: inferops.node.boot_package

@@ -28,13 +28,12 @@ import io
 import json
 import os
 import sys
-import tempfile
 import time
 
 from ansible.module_utils import basic
 
 from ansible_collections.inferops.node.plugins.module_utils import (
-    audit, audit_catalogue, audit_outputs, node_health, node_labels, page_cache)
+    audit, audit_catalogue, audit_outputs, node_health, node_labels, page_cache, textfile)
 
 CONFIG = '/etc/inferops/node-health.json'
 MODULES = 'ansible_collections.inferops.node.plugins.modules.'
@@ -81,18 +80,7 @@ def page_cache_ratio(repository):
 
 
 def write_atomic(path, content):
-    """Replace ``path`` through a temporary file in its directory, so that no reader sees half a file."""
-    directory = os.path.dirname(path) or '.'
-    fd, tmp = tempfile.mkstemp(prefix='.inferops-health.', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(content)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    textfile.replace_text(path, content, prefix='.inferops-health.')
 
 
 def read(path):

@@ -32,9 +32,12 @@ INVENTORY = {'all': {'children': {
         'serve3': {'ansible_host': '10.0.0.13', 'triton_compose_deploy': 'never'}}}}}}
 
 
+TRITON_DEFAULTS = yaml.safe_load(open(os.path.join(COLLECTION, 'roles', 'triton_compose', 'defaults', 'main.yml')))
+
+
 def params(**more):
-    out = {'triton_compose_project_name': 'p', 'triton_compose_instances': INSTANCES,
-           'triton_compose_bind_address': '0.0.0.0'}
+    """The triton_compose role's variables: its defaults, two instances, ``more``."""
+    out = dict(TRITON_DEFAULTS, triton_compose_instances=INSTANCES)
     out.update(more)
     return out
 
