@@ -18,7 +18,11 @@ Runs on the controller (the filters ``node_health_errors`` and ``node_health_con
 
 from __future__ import annotations
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.inferops.node.plugins.module_utils import irq, md_raid_plan, page_cache, triton_compose
+from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
+from ansible_collections.inferops.node.plugins.module_utils.role_arguments import is_boolean
 
 __all__ = ['DEFAULT_MDADM_CONF', 'INTERVAL_MINUTES', 'SYSSTAT_MINUTES', 'config', 'errors', 'read_arguments',
            'residency_ratio']
@@ -33,7 +37,8 @@ _BOOLEANS = ('node_health_page_cache', 'node_health_k8s_label_gate', 'node_healt
 
 
 def _int_errors(settings, name, bounds):
-    value = settings.get(name)
+    # -e node_health_interval_minutes=10 gives the string "10", which the role's argument spec accepts.
+    value = as_int(settings.get(name))
     if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
         return ['%s = %r: must be a whole number of minutes from %d to %d' % (name, value, bounds[0], bounds[1])]
     return []
@@ -57,7 +62,7 @@ def errors(settings):
     elif any(a.startswith('--collector.textfile.directory') for a in args):
         out.append('node_health_node_exporter_args: --collector.textfile.directory is set by node_health_textfile_dir')
     for name in _BOOLEANS:
-        if not isinstance(settings.get(name), bool):
+        if not is_boolean(settings.get(name)):
             out.append('%s = %r: must be true or false' % (name, settings.get(name)))
     return out
 
@@ -108,7 +113,8 @@ def config(expected, settings):
     plan = _serving(expected)
     groups = expected.get('group_names') or []
     gate = None
-    if settings.get('node_health_k8s_label_gate') and 'k8s_workers' in groups and expected.get('k8s_node_labels_file'):
+    if (boolean(settings['node_health_k8s_label_gate'], strict=False) and 'k8s_workers' in groups
+            and expected.get('k8s_node_labels_file')):
         gate = {'file': expected['k8s_node_labels_file'], 'label': '%s/triton-ready' % expected['k8s_node_labels_prefix'],
                 'held': settings['node_health_state_dir'].rstrip('/') + '/held-label.json'}
     return {
@@ -116,7 +122,7 @@ def config(expected, settings):
         'reads': read_arguments(expected),
         'textfile': settings['node_health_textfile_dir'].rstrip('/') + '/inferops_health.prom',
         'repository': (expected['triton_compose_params']['triton_compose_model_repository']
-                       if plan is not None and settings.get('node_health_page_cache') else None),
+                       if plan is not None and boolean(settings['node_health_page_cache'], strict=False) else None),
         'labels': gate,
     }
 

@@ -38,12 +38,14 @@ def settings(**more):
 
 def test_the_role_defaults_are_valid():
     assert node_health.errors(DEFAULTS) == []
+    # As -e gives them (strings): accepted as the role's argument spec accepts them.
+    assert node_health.errors(settings(node_health_interval_minutes='10', node_health_sysstat='false')) == []
 
 
 @pytest.mark.parametrize('name, value, words', [
     ('node_health_interval_minutes', 0, 'node_health_interval_minutes = 0: must be a whole number of minutes from 1 to 60'),
     ('node_health_interval_minutes', True, 'node_health_interval_minutes = True: must be a whole number'),
-    ('node_health_interval_minutes', '5', "node_health_interval_minutes = '5': must be a whole number"),
+    ('node_health_interval_minutes', '5 min', "node_health_interval_minutes = '5 min': must be a whole number"),
     ('node_health_sysstat_interval_minutes', 15, 'node_health_sysstat_interval_minutes = 15: must be a whole number of '
                                                  'minutes from 1 to 10'),
     ('node_health_node_exporter', 'docker', "node_health_node_exporter = 'docker': must be one of install, existing"),
@@ -53,7 +55,7 @@ def test_the_role_defaults_are_valid():
                                                               "must be a list of node_exporter flags"),
     ('node_health_node_exporter_args', ['--collector.textfile.directory=/srv'],
      'node_health_node_exporter_args: --collector.textfile.directory is set by node_health_textfile_dir'),
-    ('node_health_sysstat', 'yes', "node_health_sysstat = 'yes': must be true or false"),
+    ('node_health_sysstat', 'sometimes', "node_health_sysstat = 'sometimes': must be true or false"),
 ])
 def test_a_bad_variable_is_named_with_its_value_and_the_fix(name, value, words):
     problems = node_health.errors(settings(**{name: value}))
@@ -106,7 +108,7 @@ def test_a_serving_worker_reads_its_servers_and_gates_its_label():
     # The inventory's prefix, as k8s_node_labels uses it; the switches turn both off.
     assert node_health.config(expected(group_names=['serving', 'k8s_workers'], k8s_node_labels_prefix='ops.example.com'),
                               settings())['labels']['label'] == 'ops.example.com/triton-ready'
-    off = node_health.config(wanted, settings(node_health_k8s_label_gate=False, node_health_page_cache=False))
+    off = node_health.config(wanted, settings(node_health_k8s_label_gate='false', node_health_page_cache=False))
     assert off['labels'] is None and off['repository'] is None
 
 
