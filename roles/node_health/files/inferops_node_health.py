@@ -92,15 +92,20 @@ def read(path):
 
 
 def label_gate(gate, ready):
-    """Apply node_labels.health_gate to the k8s_node_labels feature file; returns what it did."""
-    hold = read(gate['held'])
-    plan = node_labels.health_gate(read(gate['file']), json.loads(hold) if hold else None, gate['label'], ready)
-    if plan['content'] is not None:
-        write_atomic(gate['file'], plan['content'])
-    if plan['hold'] is None and hold is not None:
-        os.unlink(gate['held'])
-    elif plan['hold'] is not None and plan['action'] == 'removed':
-        write_atomic(gate['held'], json.dumps(plan['hold']))
+    """Apply node_labels.health_gate to the k8s_node_labels feature file; returns what it did. A gate that cannot
+    do its part (an unwritable directory, a broken hold) says so and the run goes on: the textfile, and the alerts
+    on it, matter more than the label."""
+    try:
+        hold = read(gate['held'])
+        plan = node_labels.health_gate(read(gate['file']), json.loads(hold) if hold else None, gate['label'], ready)
+        if plan['content'] is not None:
+            write_atomic(gate['file'], plan['content'])
+        if plan['hold'] is None and hold is not None:
+            os.unlink(gate['held'])
+        elif plan['hold'] is not None and plan['action'] == 'removed':
+            write_atomic(gate['held'], json.dumps(plan['hold']))
+    except (OSError, ValueError) as exc:
+        return 'FAILED (%s: %s)' % (type(exc).__name__, exc)
     return plan['action']
 
 

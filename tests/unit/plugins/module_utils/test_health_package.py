@@ -167,3 +167,12 @@ def test_the_label_leaves_while_not_ready_and_comes_back(package, tmp_path):
     assert code == 0 and 'label %s: restored' % LABEL in out, out
     assert feature_file.read_text() == written and not os.path.exists(gate['held'])
     assert [p.name for p in features.iterdir()] == ['inferops-node']
+    # A gate that cannot write says so; the run completes and the textfile is written.
+    textfile.unlink()
+    broken = dict(gate, held=str(tmp_path / 'no-such-dir' / 'held-label.json'))
+    code, out = run(package[2], {'expected': {'audit_kernel_min': '99.0'}, 'reads': {'platform_info': {}},
+                                 'textfile': str(textfile), 'labels': broken}, tmp_path)
+    assert code == 0 and 'label %s: FAILED (FileNotFoundError' % LABEL in out, out
+    # The safe side: the label is out (the file is written before the hold); k8s_node_labels' next run decides.
+    assert LABEL not in node_labels.parse(feature_file.read_text())['labels']
+    assert series(textfile.read_text())[('inferops_health_node_ready', '')] == '0'
