@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r'''
 module: health_package
 short_description: Install the node health check and the audit code it runs as one Python zip application
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - Builds, on the controller, one zip application of a script (the node_health role's checker), the
     collection modules it runs by name (O(modules)), and everything they and the script import - the collection's
