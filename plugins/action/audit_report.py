@@ -13,14 +13,13 @@ import datetime
 import glob
 import json
 import os
-import tempfile
 
 from ansible import __version__ as ansible_version
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, audit_outputs
+from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, audit_outputs, textfile
 
 display = Display()
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'schemas', 'audit_report.schema.json')
@@ -61,18 +60,8 @@ def _file_name(host):
 
 
 def write_atomically(path, text):
-    directory = os.path.dirname(path) or '.'
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix='.audit-', dir=directory)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except Exception:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    textfile.replace_text(path, text, prefix='.audit-')
 
 
 class ActionModule(ActionBase):

@@ -25,22 +25,27 @@ MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 class ActionModule(ActionBase):
 
     TRANSFERS_FILES = True
-    _VALID_ARGS = frozenset(('script', 'dest', 'mode', 'owner', 'group'))
+    ARGUMENT_SPEC = dict(
+        script=dict(type='str', required=True),
+        dest=dict(type='str', required=True),
+        mode=dict(type='raw', default='0644'),
+        owner=dict(type='str'),
+        group=dict(type='str'),
+    )
+    _VALID_ARGS = frozenset(ARGUMENT_SPEC)
+
+    def _build(self, script, args):
+        """(zip bytes, names of the files in it); health_package builds another kind of package."""
+        return boot_package.build(script, MODULE_UTILS)
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
-        dummy, args = self.validate_argument_spec(argument_spec=dict(
-            script=dict(type='str', required=True),
-            dest=dict(type='str', required=True),
-            mode=dict(type='raw', default='0644'),
-            owner=dict(type='str'),
-            group=dict(type='str'),
-        ))
+        dummy, args = self.validate_argument_spec(argument_spec=self.ARGUMENT_SPEC)
         script = self._find_needle('files', args['script'])
         try:
-            data, names = boot_package.build(script, MODULE_UTILS)
+            data, names = self._build(script, args)
         except boot_package.BootPackageError as exc:
-            raise AnsibleActionFail('boot_package %s: %s' % (args['script'], exc))
+            raise AnsibleActionFail('%s %s: %s' % (self._task.action.split('.')[-1], args['script'], exc))
         # Read before copying: in a real run copy replaces the file. Only with --diff (one module run more).
         installed, unread = self._installed(args['dest'], task_vars) if self._task.diff else (None, None)
         local_tempdir = tempfile.mkdtemp(dir=C.DEFAULT_LOCAL_TMP)

@@ -59,7 +59,13 @@ ROLE_VARIABLES = {
     # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
     'triton_compose': {'triton_compose_params': '__triton_compose_params', 'triton_compose_deploy': 'triton_compose_deploy'},
     'model_sync': dict((name, name) for name in ('model_sync_models', 'model_sync_destination')),
-    'storage_benchmark': dict((name, name) for name in ('storage_benchmark_baseline', 'storage_benchmark_tolerance_percent')),
+    # storage_benchmark_results_dir: where its info read looks (the audit includes the role's info.yml for it; the
+    # node health check, role node_health, reads it from here).
+    'storage_benchmark': dict((name, name) for name in ('storage_benchmark_baseline', 'storage_benchmark_tolerance_percent',
+                                                        'storage_benchmark_results_dir')),
+    # No check compares with these: the node health check's Kubernetes label gate (role node_health) takes the
+    # triton-ready label out of this role's feature file, and finds both here as the role resolves them.
+    'k8s_node_labels': dict((name, name) for name in ('k8s_node_labels_file', 'k8s_node_labels_prefix')),
 }
 
 # A role that a site role includes with variables of its own: on the hosts of that site role's group, when its

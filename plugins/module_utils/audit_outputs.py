@@ -16,6 +16,8 @@
   gauge per check and subject with one series per status (1 for the result's status, 0 for the others, so an
   alert on ``status="FAIL"`` needs no absent() clause), counts by status, the host's worst status, whether it
   answered, and the run's time as a value (the textfile collector refuses samples with their own timestamps).
+* ``health_textfile(results, finished, duration, ...)`` - the node health check's file (role node_health), the
+  same check series under the contract's ``inferops_health_`` names (docs/monitoring.md).
 * ``diff(previous, report)`` / ``diff_lines(d)`` - what broke and what got fixed since the previous report.
 
 Standard library only.
@@ -31,7 +33,7 @@ import xml.etree.ElementTree as ET
 
 from ansible_collections.inferops.node.plugins.module_utils import audit
 
-__all__ = ['FLEET', 'diff', 'diff_lines', 'html_page', 'junit_xml', 'textfile', 'unix_time']
+__all__ = ['FLEET', 'diff', 'diff_lines', 'health_textfile', 'html_page', 'junit_xml', 'textfile', 'unix_time']
 
 # How bad a status is, for the diff (SKIP and PASS are both "not a problem"; a check that could no longer be
 # evaluated broke).
@@ -187,12 +189,12 @@ def unix_time(generated):
     return calendar.timegm(moment.timetuple())
 
 
-def textfile(entry, generated, check_mode=False):
-    """The ``.prom`` text of one host entry of the report (``report['hosts'][i]``)."""
+def _check_samples(results):
+    """One sample per check, subject and status: 1 for the result's status, 0 for the others."""
     seen, checks = set(), []
-    # The entry lists failures first: a check and subject reported twice keeps its worst status (one series
-    # per label set, or node_exporter drops the whole file).
-    for r in audit.failures_first(entry['results']):
+    # Failures first: a check and subject reported twice keeps its worst status (one series per label set, or
+    # node_exporter drops the whole file).
+    for r in audit.failures_first(results):
         key = (r['id'], r['subject'] or '')
         if key in seen:
             continue
@@ -200,9 +202,14 @@ def textfile(entry, generated, check_mode=False):
         for status in audit.STATUSES:
             labels = {'check': r['id'], 'subject': r['subject'] or '', 'severity': r['severity'], 'status': status}
             checks.append((labels, 1 if status == r['status'] else 0))
+    return checks
+
+
+def textfile(entry, generated, check_mode=False):
+    """The ``.prom`` text of one host entry of the report (``report['hosts'][i]``)."""
     lines = []
     _metric(lines, 'inferops_audit_check', 'Node audit result of a check and subject on this host: 1 for its '
-            'status, 0 for the other statuses.', checks)
+            'status, 0 for the other statuses.', _check_samples(entry['results']))
     _metric(lines, 'inferops_audit_results', 'Node audit results on this host by status.',
             [({'status': s}, n) for s, n in sorted(entry['summary'].items())])
     _metric(lines, 'inferops_audit_status', 'Worst node audit status of this host: 1 for it, 0 for the others.',
@@ -212,6 +219,25 @@ def textfile(entry, generated, check_mode=False):
     _metric(lines, 'inferops_audit_check_mode', 'Whether the node audit ran with --check.', [({}, 1 if check_mode else 0)])
     _metric(lines, 'inferops_audit_last_run_timestamp_seconds', 'When the node audit report was generated, '
             'seconds since the epoch.', [({}, unix_time(generated))])
+    return '\n'.join(lines) + '\n'
+
+
+def health_textfile(results, finished, duration, page_cache_ratio=None, repository=None):
+    """The ``.prom`` text of one run of the node health check (docs/monitoring.md, "The health check's metric
+    contract"): its host results, the audit's verdict on them, when the run ended (seconds since the epoch) and
+    how long it took, and the model repository's page-cache residency (0 to 1) when it was measured."""
+    lines = []
+    _metric(lines, 'inferops_health_check', 'Node health check result of a check and subject on this node: 1 for '
+            'its status, 0 for the other statuses.', _check_samples(results))
+    _metric(lines, 'inferops_health_node_ready', 'Whether the node is ready: no check FAILed and no critical check '
+            'is NOT_CHECKED (the node audit\'s verdict).', [({}, 0 if audit.worst(results) == 'FAIL' else 1)])
+    _metric(lines, 'inferops_health_last_run_timestamp_seconds', 'End of the last completed node health check '
+            'run, seconds since the epoch.', [({}, '%.3f' % finished)])
+    _metric(lines, 'inferops_health_run_duration_seconds', 'Duration of that run, seconds.',
+            [({}, '%.3f' % duration)])
+    if page_cache_ratio is not None:
+        _metric(lines, 'inferops_page_cache_resident_ratio', 'Resident bytes / file bytes of the model repository '
+                '(page_cache, read only).', [({'repository': repository or ''}, '%.4f' % page_cache_ratio)])
     return '\n'.join(lines) + '\n'
 
 

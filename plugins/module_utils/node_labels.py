@@ -31,6 +31,11 @@ The file (module ``nfd_feature_file``):
   left alone, so a rerun is changed=0 and labels lapse ``lifetime - refresh`` to ``lifetime`` seconds
   after the last run.
 
+The node health check (role node_health) on a worker:
+
+* ``health_gate(text, hold, label, ready)`` - takes ``label`` (``triton-ready``) out of the role's file while
+  the node is not ready and puts it back once it is - only what it took out, and only into the file it left.
+
 Standard library only.
 """
 
@@ -48,7 +53,7 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import not
 __all__ = [
     'DEFAULT_PREFIX', 'FEATURES_DIR', 'TRANSPORTS', 'checks', 'expect_errors', 'file_plan', 'format_time',
     'label_errors', 'label_name_errors', 'label_value_errors', 'lifetime_errors', 'parse', 'parse_time', 'plan',
-    'prefix_errors', 'profile_hash', 'render',
+    'prefix_errors', 'profile_hash', 'render', 'health_gate',
 ]
 
 DEFAULT_PREFIX = 'inferops.feature.node.kubernetes.io'
@@ -412,3 +417,28 @@ def file_plan(text, labels, now, lifetime, refresh):
     expiry = now + datetime.timedelta(seconds=lifetime)
     return {'changed': True, 'reason': reason, 'content': render(labels, expiry), 'expiry': expiry,
             'before': before}
+
+
+def health_gate(text, hold, label, ready):
+    """What the node health check does to the feature file ``text`` (None: no file) at the end of a run:
+    ``{'action', 'content', 'hold'}`` - ``content`` the file to write (None: leave it), ``hold`` what to keep
+    until the node is ready again (None: no hold; ``{'label', 'value', 'file'}``).
+
+    Not ready, and the file publishes ``label`` with an expiry: the label leaves the file (``removed``); the
+    expiry stays the role's, so the check never makes a label last longer than the role's verification.
+    Ready with a hold: the label comes back (``restored``) when the file is still the one the check left; a file
+    rewritten since (k8s_node_labels ran again and decided on its own checks) drops the hold instead."""
+    parsed = parse(text)
+    labels = dict(parsed['labels'])
+    if not ready:
+        if text is None or label not in labels or parsed['expiry'] is None:
+            return {'action': 'held' if hold else 'unchanged', 'content': None, 'hold': hold}
+        value = labels.pop(label)
+        content = render(labels, parsed['expiry'])
+        return {'action': 'removed', 'content': content, 'hold': {'label': label, 'value': value, 'file': content}}
+    if not hold:
+        return {'action': 'unchanged', 'content': None, 'hold': None}
+    if text != hold.get('file') or parsed['expiry'] is None:
+        return {'action': 'hold dropped: the feature file was rewritten since', 'content': None, 'hold': None}
+    labels[hold['label']] = hold['value']
+    return {'action': 'restored', 'content': render(labels, parsed['expiry']), 'hold': None}

@@ -5,7 +5,8 @@
 
 * ``read_text`` - a file's content, or None when it cannot be read;
 * ``write_text_atomic`` - replace a file through a temporary file in its directory and
-  ``module.atomic_move``, so readers never see a partial file.
+  ``module.atomic_move``, so readers never see a partial file;
+* ``replace_text`` - the same without a module (action plugins on the controller, the node health check).
 
 Paths are paths on this machine: callers that work with target paths under a test
 ``sysfs.ROOT`` pass ``sysfs.host_path(path)``.
@@ -18,7 +19,7 @@ import tempfile
 
 from ansible.module_utils.common.text.converters import to_bytes
 
-__all__ = ['read_text', 'write_text_atomic']
+__all__ = ['read_text', 'replace_text', 'write_text_atomic']
 
 
 def read_text(path):
@@ -28,6 +29,21 @@ def read_text(path):
             return handle.read()
     except (IOError, OSError):
         return None
+
+
+def replace_text(path, content, prefix='.inferops.', mode=0o644):
+    """Replace ``path`` (its directory must exist) through a temporary file ``<prefix>XXXXXX`` in the same
+    directory, renamed over it: a reader sees the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=os.path.dirname(path) or '.')
+    try:
+        with os.fdopen(fd, 'w') as handle:
+            handle.write(content)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def write_text_atomic(module, path, content, prefix='.inferops.', mode=0o644, dir_mode=0o755, force_mode=False):

@@ -26,28 +26,9 @@ options:
         C(files/) first).
     type: str
     required: true
-  dest:
-    description:
-      - Where the zip application is installed on the managed node.
-    type: str
-    required: true
-  mode:
-    description:
-      - The file's mode, as for M(ansible.builtin.copy).
-    type: raw
-    default: '0644'
-  owner:
-    description:
-      - The file's owner, as for M(ansible.builtin.copy).
-    type: str
-  group:
-    description:
-      - The file's group, as for M(ansible.builtin.copy).
-    type: str
+extends_documentation_fragment:
+  - inferops.node.package_install
 attributes:
-  check_mode:
-    description: As M(ansible.builtin.copy) - reports whether the file would change and changes nothing.
-    support: full
   diff_mode:
     description:
       - The same in check mode and in a real run, nothing when the file does not change. First the files in the
@@ -62,9 +43,6 @@ attributes:
     description: Any POSIX managed node with Python 3.
     support: full
     platforms: posix
-  action:
-    description: Builds the zip on the controller, then runs M(ansible.builtin.copy).
-    support: full
 seealso:
   - module: ansible.builtin.copy
 author:

@@ -38,6 +38,7 @@ else
 fi
 expect bad-k8s-worker 'value of transport must be one of: tcp, rdma, got: infiniband'
 expect misspelt-serving 'warmup_qsp is not a variable of role warmup (did you mean warmup_qps?)'
+expect bad-node-health 'value of node_health_node_exporter must be one of: install, existing, got: docker'
 if grep -qE 'good-local +: ok=[0-9]+ +changed=0 +unreachable=0 +failed=0' <<<"$out"; then
   echo "pass: good-local"
 else
@@ -57,6 +58,7 @@ expect ghost 'ghost: its host checks did not finish (unreachable'
 # warmup's endpoints come from triton_compose at run time: the preflight still checks its rates.
 expect serving1 'warmup_qps = 0: must be a number above 0 and at most 10000'
 expect serving1 'triton_compose_bind_address = "300.1.1.1": must be an IP address'
+expect serving1 'node_health_sysstat_interval_minutes = 30: must be a whole number of minutes from 1 to 10'
 if grep -qE 'TASK \[inferops.node.k8s_node_labels : Validate the prefix[^]]*\] \** ok: \[compute1\]' <<<"$out"; then
   echo "pass: compute1's k8s_node_labels checks ran beside target1's rescued refusal"
 else

@@ -21,7 +21,7 @@ import yaml
 from ansible_collections.inferops.node.plugins.filter.nvme_fabrics import nvme_fabrics_errors
 from ansible_collections.inferops.node.plugins.filter.nvmet import nvmet_target_errors
 from ansible_collections.inferops.node.plugins.module_utils import (
-    docker_engine, md_raid_plan, node_labels, nvme_queue, triton_compose, warmup_input)
+    docker_engine, md_raid_plan, node_health, node_labels, nvme_queue, triton_compose, warmup_input)
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 POOL = 'nqn.2026-09.internal.ai:lab-pool'
@@ -36,6 +36,7 @@ RULES = {
     'k8s_node_labels': lambda p: node_labels.expect_errors(dict(
         _without('k8s_node_labels_', p), nvmeof_connections=[{'subnqn': POOL, 'transport': 'tcp'}])),
     'md_raid_xfs': md_raid_plan.input_errors,
+    'node_health': node_health.errors,
     'nvme_sched': lambda p: nvme_queue.input_errors(p['nvme_sched_scheduler'], p['nvme_sched_read_ahead_kb'],
                                                     p['nvme_sched_nr_requests']),
     'nvmeof_initiator': lambda p: nvme_fabrics_errors([], settings=_without('nvmeof_initiator_', p)),

@@ -89,7 +89,7 @@ def test_site_roles_map_matches_the_site_playbooks():
     with open(os.path.join(root, 'playbooks', 'vars', 'site_roles.yml')) as handle:
         sites = yaml.safe_load(handle)['__inferops_site_roles']
     found = {}
-    for name in ('local_nvme.yml', 'nvmeof_pool.yml', 'serving.yml'):
+    for name in ('local_nvme.yml', 'nvmeof_pool.yml', 'serving.yml', 'node_health.yml'):
         with open(os.path.join(root, 'playbooks', name)) as handle:
             for play in yaml.safe_load(handle):
                 if 'roles' in play:

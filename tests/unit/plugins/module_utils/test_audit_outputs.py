@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import html.parser
 import json
+import os
 import shutil
 import struct
 import subprocess
@@ -327,3 +328,45 @@ def test_html_renders_in_headless_chromium(tmp_path):
     assert colours.get((0xff, 0xcd, 0xd2), 0) > 1000
     assert len(colours) > 50
     assert pixels[10][10] == (0xb7, 0x1c, 0x1c)
+
+
+# ------------------------------------------------------------------ the node health check's textfile
+
+def alert_rule_series(prefixes):
+    """The metric names of ``prefixes`` that monitoring/prometheus/inferops-alerts.yml selects."""
+    import re
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'monitoring', 'prometheus',
+                           'inferops-alerts.yml')) as handle:
+        text = handle.read()
+    return set(name for name in re.findall(r'\b(inferops_[a-z_]*[a-z])\b', text) if name.startswith(prefixes))
+
+
+def test_health_textfile_is_the_contract_the_alert_rules_read(recorded):
+    """docs/monitoring.md's contract, from the results of the recorded converged guest and of the same guest with
+    its index array degraded: every series the rules select is written (the warm-up's is the warmup role's)."""
+    healthy = audit_catalogue.evaluate_host(reads(recorded), LAB_EXPECTED)
+    degraded = audit_catalogue.evaluate_host(reads(recorded, md_info=recorded['md_degraded']), LAB_EXPECTED)
+    assert audit_catalogue.audit.worst(degraded) == 'FAIL'
+    texts = {}
+    for name, results in (('healthy', healthy), ('degraded', degraded)):
+        texts[name] = audit_outputs.health_textfile(results, 1796180938.25, 4.5, 0.93, '/data/models')
+        assert promtool(texts[name]) == (0, '')
+    found = samples(texts['degraded'])
+    names = set(name for name, labels in found)
+    assert alert_rule_series(('inferops_health_', 'inferops_page_cache_')) <= names
+    assert names == {'inferops_health_check', 'inferops_health_node_ready', 'inferops_health_last_run_timestamp_seconds',
+                     'inferops_health_run_duration_seconds', 'inferops_page_cache_resident_ratio'}
+    assert found[('inferops_health_node_ready', frozenset())] == 0
+    assert samples(texts['healthy'])[('inferops_health_node_ready', frozenset())] == (
+        0 if audit_catalogue.audit.worst(healthy) == 'FAIL' else 1)
+    assert found[('inferops_health_last_run_timestamp_seconds', frozenset())] == 1796180938.25
+    assert found[('inferops_health_run_duration_seconds', frozenset())] == 4.5
+    assert found[('inferops_page_cache_resident_ratio', frozenset([('repository', '"/data/models"')]))] == 0.93
+    # The same series per check and subject as the audit's file (one per status), under the health check's name.
+    failed = [r for r in degraded if r['status'] == 'FAIL'][0]
+    assert ('inferops_health_check{check="%s",severity="%s",status="FAIL",subject="%s"} 1'
+            % (failed['id'], failed['severity'], failed['subject'] or '')) in texts['degraded']
+    assert len([k for k in found if k[0] == 'inferops_health_check']) == 5 * len(
+        set((r['id'], r['subject'] or '') for r in degraded))
+    # No residency measured: no series (an alert on it would read a guess).
+    assert 'inferops_page_cache_resident_ratio' not in audit_outputs.health_textfile(healthy, 1.0, 1.0)

@@ -355,3 +355,39 @@ def test_published_labels_pass_kubectl(tmp_path, monkeypatch):
     rc, labels, stderr = kubectl_label(tmp_path, plan_labels)
     assert rc == 0, stderr
     assert labels == plan_labels
+
+
+# ---- the node health check's gate on triton-ready --------------------------------------------------------------
+
+GATE_EXPIRY = datetime.datetime(2026, 12, 3, 2, 0, tzinfo=datetime.timezone.utc)
+GATED = P + 'triton-ready'
+
+
+def test_health_gate_withdraws_and_returns_only_its_label():
+    labels = {GATED: 'true', P + 'storage-profile': 'nvmeof'}
+    text = nl.render(labels, GATE_EXPIRY)
+    out = nl.health_gate(text, None, GATED, ready=False)
+    assert out['action'] == 'removed'
+    assert nl.parse(out['content']) == {'expiry': GATE_EXPIRY, 'labels': {P + 'storage-profile': 'nvmeof'}}
+    assert out['hold'] == {'label': GATED, 'value': 'true', 'file': out['content']}
+    # not ready again: nothing to write, the hold kept
+    again = nl.health_gate(out['content'], out['hold'], GATED, ready=False)
+    assert again == {'action': 'held', 'content': None, 'hold': out['hold']}
+    # ready: the file as it was, the role's expiry kept
+    back = nl.health_gate(out['content'], out['hold'], GATED, ready=True)
+    assert back == {'action': 'restored', 'content': text, 'hold': None}
+    # ready with nothing held: nothing
+    assert nl.health_gate(text, None, GATED, ready=True) == {'action': 'unchanged', 'content': None, 'hold': None}
+
+
+def test_health_gate_leaves_the_role_decision_alone():
+    text = nl.render({GATED: 'true'}, GATE_EXPIRY)
+    hold = nl.health_gate(text, None, GATED, ready=False)['hold']
+    # k8s_node_labels ran in between and decided without triton-ready: the hold is dropped, the file stays.
+    rewritten = nl.render({P + 'storage-profile': 'nvmeof'}, GATE_EXPIRY + datetime.timedelta(hours=3))
+    out = nl.health_gate(rewritten, hold, GATED, ready=True)
+    assert out['content'] is None and out['hold'] is None and out['action'].startswith('hold dropped')
+    # No file, no label, or a file without an expiry (not the role's): nothing is written.
+    assert nl.health_gate(None, None, GATED, ready=False)['content'] is None
+    assert nl.health_gate(nl.render({P + 'x': 'y'}, GATE_EXPIRY), None, GATED, ready=False)['content'] is None
+    assert nl.health_gate('%s=true\n' % GATED, None, GATED, ready=False)['content'] is None
