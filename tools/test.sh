@@ -61,10 +61,11 @@ stage_fresh_clone() { tools/check-clone.sh; }
 stage_docs() { tools/check-docs.sh; }
 stage_lab_image() { tools/inferops-lab image; }
 # Molecule's "[<scenario> > <action>] Executing" lines get the stage's elapsed time,
-# so a log shows which action took the time.
+# so a log shows which action took the time; ansible.posix.profile_tasks adds each task's
+# time (tools/bench/molecule_profile.py <log> sums them per action and lists the slowest).
 stage_molecule() {
   local line start=$SECONDS
-  molecule test -s "$1" 2>&1 | while IFS= read -r line || [[ -n $line ]]; do
+  ANSIBLE_CALLBACKS_ENABLED=ansible.posix.profile_tasks molecule test -s "$1" 2>&1 | while IFS= read -r line || [[ -n $line ]]; do
     [[ $line == *"[$1 > "*"] Executing"* ]] && line+=" (at +$((SECONDS - start))s)"
     printf '%s\n' "$line"
   done

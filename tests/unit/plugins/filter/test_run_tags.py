@@ -16,7 +16,15 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.inferops.node.plugins.filter.run_tags import roles_run_by_tags
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
-SITE_PLAYBOOKS = ['local_nvme.yml', 'nvmeof_pool.yml', 'serving.yml']
+
+def _site_playbooks():
+    """The playbooks site.yml imports, but its preflight."""
+    with open(os.path.join(ROOT, 'playbooks', 'site.yml')) as handle:
+        imported = [play['ansible.builtin.import_playbook'] for play in yaml.safe_load(handle)]
+    return [name for name in imported if name != 'preflight.yml']
+
+
+SITE_PLAYBOOKS = _site_playbooks()
 SERVING = ['model_sync', 'docker_engine', 'triton_compose', 'warmup']
 
 
