@@ -70,7 +70,9 @@ options:
     type: str
 attributes:
   check_mode:
-    description: Reads the host and reports what would change from that reading (with C(--diff), through M(ansible.builtin.copy) and M(ansible.builtin.file) in check mode).
+    description:
+      - Reads the host and reports what would change from that reading.
+      - With C(--diff), through M(ansible.builtin.copy) and M(ansible.builtin.file) in check mode.
     support: full
   diff_mode:
     description: The diffs of M(ansible.builtin.copy), M(inferops.node.boot_package) and M(ansible.builtin.file) for what changes.
@@ -80,7 +82,9 @@ attributes:
     support: full
     platforms: posix
   action:
-    description: Renders on the controller, then runs M(ansible.builtin.find) and, for what differs, M(inferops.node.managed_files_apply) (with C(--diff), the modules above).
+    description:
+      - Renders on the controller, then runs M(ansible.builtin.find) and, for what differs,
+        M(inferops.node.managed_files_apply) (with C(--diff), the modules above).
     support: full
 seealso:
   - module: ansible.builtin.template

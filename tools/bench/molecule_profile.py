@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Where a molecule scenario's time went: seconds per action (create, converge, verify, ...) and the slowest tasks.
@@ -9,7 +9,7 @@ those lines from a stage log (.cache/test-logs/molecule-<scenario>.log, or any m
 output with the callback on). A nested ansible-playbook (the local-NVMe site run) counts as the one task that
 ran it.
 
-    tools/bench/molecule_profile.py .cache/test-logs/molecule-local_nvme.log [--top 25]
+    python tools/bench/molecule_profile.py .cache/test-logs/molecule-local_nvme.log [--top 25]
 """
 
 from __future__ import annotations

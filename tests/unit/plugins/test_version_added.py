@@ -51,7 +51,7 @@ if CURRENT in RELEASES:
     _MAJOR, _MINOR = CURRENT.split(".")[:2]
     NEXT = "%s.%d.0" % (_MAJOR, int(_MINOR) + 1)
 else:
-    NEXT = CURRENT.split("-")[0]
+    NEXT = CURRENT.split("-", maxsplit=1)[0]
 RELEASED_IN = {}
 for _version, _release in RELEASES.items():
     for _name in [m["name"] for m in _release.get("modules", [])] + [
