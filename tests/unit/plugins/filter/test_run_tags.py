@@ -17,6 +17,7 @@ from ansible_collections.inferops.node.plugins.filter.run_tags import roles_run_
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 
+
 def _site_playbooks():
     """The playbooks site.yml imports, but its preflight."""
     with open(os.path.join(ROOT, 'playbooks', 'site.yml')) as handle:
