@@ -41,7 +41,7 @@ class GuideLinks(SphinxPostTransform):
             target = node['reftarget']
             if not target or target.startswith('#') or SCHEME.match(target):
                 continue
-            path, _, anchor = target.partition('#')
+            path, anchor = (target.split('#', 1) + [''])[:2]
             repo_path = os.path.normpath(os.path.join(os.path.dirname(docname), path))
             if repo_path.startswith('..') or not os.path.exists(os.path.join(ROOT, repo_path)):
                 continue
