@@ -8,7 +8,11 @@
 #     theme, tools/docsite/) builds it. Every warning fails the stage except the references to
 #     the Ansible docsite and to other collections (ansible.builtin, community.docker, ...),
 #     which resolve through intersphinx inventories that CI cannot download; a page per
-#     module, filter and role must come out.
+#     module, filter and role must come out;
+#  3. the guides, docs/*.md, are pages of the same site (MyST, tools/docsite/conf.py): a page per
+#     guide must come out, listed on the start page. A Markdown link to a page or file that does
+#     not exist is a warning and fails the stage, as does a code fence left open
+#     (tools/docsite/guide_links.py).
 # Usage: tools/check-docs.sh [--out DIR]   (--out: copy the built HTML site to DIR)
 set -euo pipefail
 out=
@@ -35,6 +39,9 @@ mkdir -m 0700 rst  # antsibull-docs wants a directory only its owner can write t
 antsibull-docs --config-file "$root/tools/docsite/antsibull-docs.cfg" collection \
   --use-current --dest-dir rst inferops.node
 cp "$root/tools/docsite/index.rst" rst/
+# The guides, where the repository has them: docs/<name>.md is the page docs/<name>.html, and a
+# link between guides or to a repository file resolves as on GitHub (tools/docsite/guide_links.py).
+cp -r "$root/docs" rst/docs
 sphinx-build -M html rst build -q -c "$root/tools/docsite" --keep-going -w warnings.txt
 # What stays unresolved without the Ansible docsite's inventories: its own pages, and the
 # plugins of other collections (ansible_collections.<namespace>.<name>.*), never this one's.
@@ -57,7 +64,14 @@ for file in "$root"/plugins/modules/*.py "$root"/plugins/lookup/*.py "$root"/plu
   [[ $page == __init___module.html ]] && continue
   [[ -s build/html/collections/inferops/node/$page ]] || { echo "docs: no page $page for $file"; status=1; }
 done
-echo "docs: site built, $(find build/html/collections/inferops/node -name '*.html' | wc -l) pages," \
+# A page per guide, and the start page's Guides list links to it.
+for file in "$root"/docs/*.md; do
+  page="docs/$(basename "$file" .md).html"
+  [[ -s build/html/$page ]] || { echo "docs: no page $page for docs/${file##*/}"; status=1; continue; }
+  grep -q "href=\"$page\"" build/html/index.html || { echo "docs: the start page does not list $page"; status=1; }
+done
+echo "docs: site built, $(find build/html/collections/inferops/node -name '*.html' | wc -l) plugin and role pages," \
+  "$(find build/html/docs -name '*.html' | wc -l) guides," \
   "$(grep -c . warnings.txt || true) warnings on references outside the collection ($((SECONDS - start)) s)"
 if [[ -n $out ]]; then
   mkdir -p "$out" && cp -r build/html/. "$out/" && echo "docs: the site is in $out (index.html)"
