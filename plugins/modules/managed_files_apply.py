@@ -154,7 +154,8 @@ def apply(module, entry):
     """Make the host hold the entry; True when something changed (or would)."""
     data = base64.b64decode(entry['content_base64']) if entry['content_base64'] is not None else None
     sha1 = hashlib.sha1(data).hexdigest() if data is not None else None
-    if todo(entry, found(entry['dest']), sha1) is None:
+    item = found(entry['dest'])
+    if todo(entry, item, sha1) is None:
         return False
     if module.check_mode:
         return True
@@ -167,7 +168,7 @@ def apply(module, entry):
     if entry['state'] == 'directory':
         if not os.path.isdir(entry['dest']):
             os.makedirs(entry['dest'])
-    elif found(entry['dest']) is None or found(entry['dest']).get('checksum') != sha1:
+    elif item is None or item.get('checksum') != sha1:
         write(module, entry, data)
     attributes(module, entry, True)
     return True
