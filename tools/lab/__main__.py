@@ -48,6 +48,9 @@ def inventory(state):
             # A guest that reboots under an open connection: QEMU's port forward keeps
             # the host side open, so only keepalives notice (3 x 15 s, then the run goes on).
             "ansible_ssh_common_args": "-o ServerAliveInterval=15 -o ServerAliveCountMax=3",
+            # Ansible's default 10 s also bounds the wait for sshd's banner, which a busy
+            # TCG guest can exceed (QEMU's forward accepts the TCP connection at once).
+            "ansible_ssh_timeout": 60,
             "lab_uuid": guest["uuid"],
             "lab_suite": guest["suite"],
             "lab_nvme_serials": [d["serial"] for d in guest["nvme"]],
