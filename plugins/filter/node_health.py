@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_health filters: the role's variables and the checker's configuration (module_utils/node_health.py).
+"""node_health filters: the role's variables and the checker's configuration (module_utils/node_health.py), the
+packages and units it installs and starts (module_utils/node_health_services.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.module_utils import node_health
+from ansible_collections.inferops.node.plugins.module_utils import node_health_services as services_plan
 
 
 def _dict(value, name, what):
@@ -30,8 +32,20 @@ def node_health_config(expected, settings):
                               _dict(settings, 'node_health_config', 'settings (node_health_* variables)'))
 
 
+def node_health_services(settings, read=None, changed_files=None, run_check=False, check_mode=False):
+    """The role's packages and units, and what a run must do about them after service_info's ``read``."""
+    settings = _dict(settings, 'node_health_services', 'the input (node_health_* variables)')
+    plan = dict(services_plan.services(settings))
+    if read is not None:
+        read = _dict(read, 'node_health_services', "read (service_info's result)")
+        plan.update(services_plan.install(settings, read))
+        plan['actions'] = services_plan.unit_actions(settings, read, changed_files, bool(run_check), bool(check_mode))
+    return plan
+
+
 class FilterModule(object):
     """node_health filters."""
 
     def filters(self):
-        return {'node_health_errors': node_health_errors, 'node_health_config': node_health_config}
+        return {'node_health_errors': node_health_errors, 'node_health_config': node_health_config,
+                'node_health_services': node_health_services}

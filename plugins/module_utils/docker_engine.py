@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.inferops.node.plugins.module_utils.apt_policy import parse_apt_policy
 from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
 
 # daemon.json keys the role's own variables own; docker_engine_options may not set them.
@@ -116,23 +117,6 @@ def daemon_config(params):
     return config
 
 
-def parse_apt_policy(text):
-    """{package: {'installed': version or None, 'candidate': version or None}} from
-    `apt-cache policy <names>` (C locale). apt prints nothing for a name it does not know."""
-    result, current = {}, None
-    for line in (text or '').splitlines():
-        if line and not line[0].isspace() and line.endswith(':'):
-            current = line[:-1]
-            result[current] = {'installed': None, 'candidate': None}
-        elif current is not None:
-            stripped = line.strip()
-            for field in ('Installed', 'Candidate'):
-                if stripped.startswith(field + ':'):
-                    value = stripped.split(':', 1)[1].strip()
-                    result[current][field.lower()] = None if value == '(none)' else value
-    return result
-
-
 def _major(version):
     """The upstream major version of a Debian version string (epoch dropped), or None."""
     match = re.match(r'^(?:[0-9]+:)?([0-9]+)', version or '')
@@ -159,12 +143,6 @@ def package_errors(packages, policy, host='the host'):
                           'CLI plugin (Debian 13\'s docker-compose 2.x, or docker-compose-plugin from Docker\'s '
                           'repository)' % (prefix, 'installed' if state['installed'] else 'candidate', version, host))
     return errors
-
-
-def packages_report(packages, policy_text):
-    """{package: {installed, candidate}} of the named packages (None when apt does not know one)."""
-    policy = parse_apt_policy(policy_text)
-    return dict((name, policy.get(name)) for name in packages or [])
 
 
 def verify_errors(config, info):

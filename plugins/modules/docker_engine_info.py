@@ -49,7 +49,7 @@ attributes:
     platforms: posix
 notes:
   - The parsers are C(plugins/module_utils/docker_cli.py) (the docker CLI) and C(parse_apt_policy) in
-    C(plugins/module_utils/docker_engine.py); the rules that judge what is read are the role
+    C(plugins/module_utils/apt_policy.py); the rules that judge what is read are the role
     C(inferops.node.docker_engine)'s (P(inferops.node.docker_engine_package_errors#filter),
     P(inferops.node.docker_engine_verify_errors#filter)).
 seealso:
@@ -172,14 +172,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import docker_cli
-from ansible_collections.inferops.node.plugins.module_utils.docker_engine import packages_report
+from ansible_collections.inferops.node.plugins.module_utils.apt_policy import POLICY_ARGS, packages_report
 from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
 
 
 def read_packages(runner, packages):
     if not packages:
         return {}
-    rc, out, err = runner.run(['apt-cache', 'policy'] + list(packages))
+    rc, out, err = runner.run(POLICY_ARGS + list(packages))
     if rc != 0:
         runner.module.fail_json(msg='apt-cache policy %s: %s' % (' '.join(packages), (err or out).strip() or 'rc %d' % rc),
                                 command_log=runner.log)

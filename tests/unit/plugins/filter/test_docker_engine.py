@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.docker_engine import FilterModule
-from ansible_collections.inferops.node.plugins.module_utils import docker_engine
+from ansible_collections.inferops.node.plugins.module_utils import apt_policy, docker_engine
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 
 PACKAGES = ['docker.io', 'docker-cli', 'docker-compose']
@@ -101,7 +101,7 @@ def test_daemon_config_refuses_invalid_input(filters):
 def test_debian12_cannot_install_the_engine_for_compose_v2(filters):
     # Recorded: apt-cache policy docker.io docker-cli docker-compose on Debian 12 (fixtures/apt_policy/README.md).
     text = fixture('apt_policy', 'bookworm_docker.txt')
-    assert docker_engine.parse_apt_policy(text) == {
+    assert apt_policy.parse_apt_policy(text) == {
         'docker.io': {'installed': None, 'candidate': '20.10.24+dfsg1-1+deb12u1+b6'},
         'docker-compose': {'installed': None, 'candidate': '1.29.2-3'},
     }
@@ -114,7 +114,7 @@ def test_debian12_cannot_install_the_engine_for_compose_v2(filters):
         'or docker-compose-plugin from Docker\'s repository)',
     ]
     # docker_engine_info's packages (the same output parsed on the host) say the same.
-    assert filters['docker_engine_package_errors'](docker_engine.packages_report(PACKAGES, text), PACKAGES, 'node1') \
+    assert filters['docker_engine_package_errors'](apt_policy.packages_report(PACKAGES, text), PACKAGES, 'node1') \
         == filters['docker_engine_package_errors'](text, PACKAGES, 'node1')
     # Without docker-compose and docker-cli, docker.io alone is installable there.
     assert filters['docker_engine_package_errors'](text, ['docker.io']) == []
@@ -123,7 +123,7 @@ def test_debian12_cannot_install_the_engine_for_compose_v2(filters):
 def test_debian13_installs_the_engine(filters):
     # Recorded: the same command in a Debian 13 root with the three packages installed.
     text = fixture('apt_policy', 'trixie_docker_installed.txt')
-    report = docker_engine.packages_report(PACKAGES, text)
+    report = apt_policy.packages_report(PACKAGES, text)
     assert all(state['installed'] for state in report.values())
     assert report['docker-compose']['installed'].startswith('2.')
     assert filters['docker_engine_package_errors'](text, PACKAGES, 'node1') == []
