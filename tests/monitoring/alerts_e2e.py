@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """The shipped alert rules end to end against a lab guest (issue 31, item 5): faults in, notifications out.
 
 On the controller, on loopback: Debian's Alertmanager routing every alert to a webhook receiver this script
@@ -148,7 +148,7 @@ def loopback_ports(scrape):
     for job in scrape['scrape_configs']:
         for static in job.get('static_configs', []):
             for target in static.get('targets', []):
-                host, _, port = target.rpartition(':')
+                host, port = target.rsplit(':', 1)
                 if host in ('127.0.0.1', 'localhost'):
                     ports.add(int(port))
     return sorted(ports)
@@ -226,8 +226,8 @@ def run_faults(guest, prom_port, node, faults, timeout):
     for result in results:
         arrived = wait_for(result['alert'], 'resolved', node, fixed[result['fault']], timeout)
         result['resolved_after_s'] = round(arrived - fixed[result['fault']], 1) if arrived else None
-        print('  %s: %s resolved %s' % (result['fault'], result['alert'],
-                                       'after %.0f s' % (arrived - fixed[result['fault']]) if arrived else 'NEVER'))
+        shown = 'after %.0f s' % (arrived - fixed[result['fault']]) if arrived else 'NEVER'
+        print('  %s: %s resolved %s' % (result['fault'], result['alert'], shown))
     return results
 
 
