@@ -32,14 +32,15 @@ def node_health_config(expected, settings):
                               _dict(settings, 'node_health_config', 'settings (node_health_* variables)'))
 
 
-def node_health_services(settings, read=None, changed_files=None, run_check=False, check_mode=False):
+def node_health_services(settings, read=None, changed_files=None, package_changed=False, check_mode=False):
     """The role's packages and units, and what a run must do about them after service_info's ``read``."""
     settings = _dict(settings, 'node_health_services', 'the input (node_health_* variables)')
     plan = dict(services_plan.services(settings))
     if read is not None:
         read = _dict(read, 'node_health_services', "read (service_info's result)")
         plan.update(services_plan.install(settings, read))
-        plan['actions'] = services_plan.unit_actions(settings, read, changed_files, bool(run_check), bool(check_mode))
+        plan['actions'] = services_plan.unit_actions(settings, read, changed_files, bool(package_changed),
+                                                     bool(check_mode))
     return plan
 
 

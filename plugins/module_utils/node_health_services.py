@@ -10,9 +10,10 @@ and then runs apt, debconf and systemd only for what this plan lists - on a conv
 * ``install(settings, read)`` - ``{'apt': [packages to install], 'debconf': bool}``: sysstat's debconf answer is
   set when sysstat is installed by this run or one of its units is not enabled (its package scripts enable or
   disable the units after that answer, also on every upgrade).
-* ``unit_actions(settings, read, changed_files, run_check, check_mode)`` - the systemd_service calls, in order:
-  a daemon reload when a unit file or drop-in changed; each unit enabled and started when it is not, restarted
-  when its configuration changed under it; then the check itself when anything it runs changed.
+* ``unit_actions(settings, read, changed_files, package_changed, check_mode)`` - the systemd_service calls, in
+  order: a daemon reload when a unit file or drop-in changed; each unit enabled and started when it is not,
+  restarted when its configuration changed under it; then the check itself when its package, configuration or
+  service changed.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ SYSSTAT_PACKAGE = 'sysstat'
 SYSSTAT_UNITS = ('sysstat.service', 'sysstat-collect.timer', 'sysstat-summary.timer')
 SYSSTAT_DROPIN = '/etc/systemd/system/sysstat-collect.timer.d/inferops.conf'
 UNIT_FILES = ('/etc/systemd/system/%s' % CHECK_SERVICE, '/etc/systemd/system/%s' % CHECK_TIMER, SYSSTAT_DROPIN)
+# What the check runs with: a change to one runs the check at once (the role's vars name the same paths).
+CHECK_FILES = ('/etc/inferops/node-health.json', UNIT_FILES[0])
 # A changed file restarts the unit that reads it.
 RESTARTED_BY = {EXPORTER_UNIT: EXPORTER_DEFAULTS, CHECK_TIMER: UNIT_FILES[1], 'sysstat-collect.timer': SYSSTAT_DROPIN}
 
@@ -58,7 +61,7 @@ def install(settings, read):
     return {'apt': missing, 'debconf': bool(debconf)}
 
 
-def unit_actions(settings, read, changed_files, run_check, check_mode):
+def unit_actions(settings, read, changed_files, package_changed, check_mode):
     changed = set(changed_files or [])
     units = read.get('units') or {}
     actions = []
@@ -75,6 +78,6 @@ def unit_actions(settings, read, changed_files, run_check, check_mode):
         if restart or state.get('active') != 'active' or state.get('enabled') != 'enabled':
             actions.append({'name': unit, 'enabled': True, 'state': 'restarted' if restart else 'started'})
     # A oneshot: `started` runs it and returns when the run has ended (verify reads its file next).
-    if run_check and not check_mode:
+    if (package_changed or changed & set(CHECK_FILES)) and not check_mode:
         actions.append({'name': CHECK_SERVICE, 'state': 'started'})
     return actions

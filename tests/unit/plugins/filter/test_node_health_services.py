@@ -52,12 +52,15 @@ def test_converged_guest(monkeypatch, check_mode):
 def test_converged_guest_with_a_changed_interval(monkeypatch):
     result = read(monkeypatch, 'policy_installed.txt', 'units_converged.txt')
     changed = ['/etc/systemd/system/inferops-node-health.timer', '/etc/inferops/node-health.json']
-    assert node_health_services(DEFAULTS, result, changed, True)['actions'] == [
+    assert node_health_services(DEFAULTS, result, changed, False)['actions'] == [
         {'daemon_reload': True},
         {'name': 'inferops-node-health.timer', 'enabled': True, 'state': 'restarted'},
         {'name': 'inferops-node-health.service', 'state': 'started'},
     ]
-    # node_exporter's ARGS and sysstat's interval restart their own units only.
+    # A new checker package runs the check, nothing else.
+    assert node_health_services(DEFAULTS, result, [], True)['actions'] == [
+        {'name': 'inferops-node-health.service', 'state': 'started'}]
+    # node_exporter's ARGS and sysstat's interval restart their own units only (the check does not run).
     changed = ['/etc/default/prometheus-node-exporter', '/etc/systemd/system/sysstat-collect.timer.d/inferops.conf']
     assert node_health_services(DEFAULTS, result, changed, False)['actions'] == [
         {'daemon_reload': True},
