@@ -77,7 +77,9 @@ def unit_actions(settings, read, changed_files, package_changed, check_mode):
         restart = RESTARTED_BY.get(unit) in changed
         if restart or state.get('active') != 'active' or state.get('enabled') != 'enabled':
             actions.append({'name': unit, 'enabled': True, 'state': 'restarted' if restart else 'started'})
-    # A oneshot: `started` runs it and returns when the run has ended (verify reads its file next).
+    # A oneshot: `systemctl restart` runs it and returns when the run has ended (verify reads its file next).
+    # Not `started`: the timer restarted just above may have started a run already, and `started` returns at
+    # once for a unit that is activating.
     if (package_changed or changed & set(CHECK_FILES)) and not check_mode:
-        actions.append({'name': CHECK_SERVICE, 'state': 'started'})
+        actions.append({'name': CHECK_SERVICE, 'state': 'restarted'})
     return actions

@@ -55,11 +55,11 @@ def test_converged_guest_with_a_changed_interval(monkeypatch):
     assert node_health_services(DEFAULTS, result, changed, False)['actions'] == [
         {'daemon_reload': True},
         {'name': 'inferops-node-health.timer', 'enabled': True, 'state': 'restarted'},
-        {'name': 'inferops-node-health.service', 'state': 'started'},
+        {'name': 'inferops-node-health.service', 'state': 'restarted'},
     ]
     # A new checker package runs the check, nothing else.
     assert node_health_services(DEFAULTS, result, [], True)['actions'] == [
-        {'name': 'inferops-node-health.service', 'state': 'started'}]
+        {'name': 'inferops-node-health.service', 'state': 'restarted'}]
     # node_exporter's ARGS and sysstat's interval restart their own units only (the check does not run).
     changed = ['/etc/default/prometheus-node-exporter', '/etc/systemd/system/sysstat-collect.timer.d/inferops.conf']
     assert node_health_services(DEFAULTS, result, changed, False)['actions'] == [
