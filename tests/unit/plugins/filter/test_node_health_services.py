@@ -94,3 +94,29 @@ def test_apt_failure_is_reported(monkeypatch):
     assert failed
     assert result['msg'] == ('service_info: apt-cache policy sysstat failed (rc 100): '
                              'E: Could not open lock file /var/lib/dpkg/lock')
+
+
+@pytest.mark.parametrize('check_mode', [False, True])
+def test_fresh_trixie_guest(monkeypatch, check_mode):
+    """What the role did on serving_docker's guest: install both, answer debconf, start everything, run the check."""
+    result = read(monkeypatch, 'policy_trixie_local_source.txt', 'units_trixie_fresh.txt', check_mode)
+    assert result['missing'] == PACKAGES
+    assert set(state['load'] for state in result['units'].values()) == {'not-found'}
+    written = ['/etc/inferops/node-health.json', '/etc/systemd/system/inferops-node-health.service',
+               '/etc/systemd/system/inferops-node-health.timer', '/etc/default/prometheus-node-exporter',
+               '/etc/systemd/system/sysstat-collect.timer.d/inferops.conf']
+    plan = node_health_services(DEFAULTS, result, written, True, check_mode)
+    assert (plan['apt'], plan['debconf']) == (PACKAGES, True)
+    if check_mode:
+        # Nothing is installed yet: no unit to ask about, and no check to run.
+        assert plan['actions'] == [{'daemon_reload': True}]
+        return
+    assert plan['actions'] == [
+        {'daemon_reload': True},
+        {'name': 'prometheus-node-exporter.service', 'enabled': True, 'state': 'restarted'},
+        {'name': 'inferops-node-health.timer', 'enabled': True, 'state': 'restarted'},
+        {'name': 'sysstat.service', 'enabled': True, 'state': 'started'},
+        {'name': 'sysstat-collect.timer', 'enabled': True, 'state': 'restarted'},
+        {'name': 'sysstat-summary.timer', 'enabled': True, 'state': 'started'},
+        {'name': 'inferops-node-health.service', 'state': 'restarted'},
+    ]
