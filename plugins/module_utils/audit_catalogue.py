@@ -29,7 +29,8 @@ __all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'REA
            'catalogue', 'evaluate_host', 'summary_lines']
 
 AUDIT_DEFAULTS = {
-    'audit_os_releases': ['debian 12'],
+    # The releases the roles are proven on: the local-NVMe and fabric roles on 12, serving (docker_engine) on 13.
+    'audit_os_releases': ['debian 12', 'debian 13'],
     'audit_kernel_min': None,
     'audit_numa_nodes': None,
     'audit_smt': None,
