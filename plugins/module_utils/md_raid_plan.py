@@ -377,8 +377,9 @@ def plan(info, settings):
     so that each task runs only for that (the role's files are installed by ``template``, idempotent itself).
 
     Returns ``mask`` / ``start`` / ``stop`` (units), ``limits`` (the resync speed limits as kernel parameters,
-    ``{'dev.raid.speed_limit_min': n}``, for the drop-in and the module ``sysctl_runtime``, which compares them
-    with the kernel) and ``autocheck`` (Debian's monthly check to turn off).
+    ``{'dev.raid.speed_limit_min': n}``, for the drop-in), ``set_now`` (those of them the kernel does not hold
+    now, as ``md_info`` read them, for the module ``sysctl_runtime``: none on a converged host, so it does not
+    run) and ``autocheck`` (Debian's monthly check to turn off).
     """
     units = info['units']
     masked = [u for u in units if units[u]['enabled'] == 'masked']
@@ -392,6 +393,8 @@ def plan(info, settings):
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
         'limits': limits(settings),
+        'set_now': dict((key, value) for key, value in limits(settings).items()
+                        if (info.get('sysctl') or {}).get(key[len('dev.raid.'):]) != value),
         'autocheck': policy in ('disabled', 'window') and info.get('autocheck') != 'false',
     }
 

@@ -21,6 +21,9 @@ from ansible_collections.inferops.node.tests.unit.plugins.modules.test_md_info i
 OPTS = 'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k'
 
 
+# The resync limits the converged guest's kernel held when md_info's fixture was recorded (the role had set them).
+SYSCTL_CONVERGED = {'speed_limit_min': 10000, 'speed_limit_max': 50000}
+
 def settings(**overrides):
     """The lab inventory's values (inventories/lab/group_vars/local_nvme.yml) over the role defaults."""
     base = {
@@ -253,6 +256,8 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
         'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'],
         'start': ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer'],
         'stop': [], 'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
+        # The fresh guest's kernel holds its defaults (1000 and 200000): both to set now.
+        'set_now': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
         'autocheck': True}
 
 
@@ -269,6 +274,7 @@ def test_host_converged_arrays(tmp_path, monkeypatch):
     assert (index['mounted'], index['fstab_ok'], index['uuid'] is not None) == (False, False, True)
     todo = plan.plan(info, s)
     assert todo['limits'] == {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}
+    assert (info['sysctl'], todo['set_now']) == (SYSCTL_CONVERGED, {})
     md_result = {'arrays': [{'array': {'level': 'raid0', 'status': 'clean', 'uuid': 'u', 'members': [],
                                        'missing_members': [], 'degraded': 0, 'sync_percent': None}}, {}]}
     report = plan.report(plan.filesystems(info, s, md_result), info, md_result)
@@ -358,4 +364,10 @@ def test_plan_units():
     s = settings(md_raid_xfs_check_policy='disabled', md_raid_xfs_fstrim_timer=False)
     todo = plan.plan(info, s)
     assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
-                    'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}, 'autocheck': False}
+                    'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
+                    'set_now': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}, 'autocheck': False}
+    # A kernel that holds them already: nothing to set now (sysctl_runtime does not run); the drop-in keeps both.
+    info['sysctl'] = {'speed_limit_min': 10000, 'speed_limit_max': 50000}
+    assert plan.plan(info, s)['set_now'] == {}
+    info['sysctl'] = {'speed_limit_min': 10000, 'speed_limit_max': 200000}
+    assert plan.plan(info, s)['set_now'] == {'dev.raid.speed_limit_max': 50000}
