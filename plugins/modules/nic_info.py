@@ -21,6 +21,8 @@ description:
     name tells, the queue each serves - the vectors M(inferops.node.nic_queues) pins.
   - Reports the online CPUs, the kernel's mask width (C(nr_cpu_ids)) and whether irqbalance runs and
     listens on its socket (a running irqbalance moves IRQs it was not told to leave alone).
+  - With O(units), also what systemd says of those units (one C(systemctl show), C locale) - the boot-time unit
+    of M(inferops.node.nic_queues)'s role, so that the role enables it only when it is not.
   - Never changes anything.
 options:
   names:
@@ -28,6 +30,13 @@ options:
       - Only these interfaces (default every one, C(lo) included).
     type: list
     elements: str
+  units:
+    description:
+      - systemd units to read as well; empty - systemd is not asked.
+    type: list
+    elements: str
+    default: []
+    version_added: 0.3.0
 extends_documentation_fragment:
   - inferops.node.info_module
 attributes:
@@ -51,6 +60,12 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+units:
+  description: Per unit of O(units) - C(enabled) (the UnitFileState, C(not-found) for a unit systemd does not
+    know), C(active) (the ActiveState), C(load) (the LoadState).
+  returned: always
+  type: dict
+  sample: {inferops-nic-queues.service: {enabled: enabled, active: inactive, load: loaded}}
 interfaces:
   description: One entry per interface, in name order.
   returned: always
@@ -141,11 +156,15 @@ from ansible.module_utils.common.text.converters import to_native
 
 from ansible_collections.inferops.node.plugins.module_utils import irq
 from ansible_collections.inferops.node.plugins.module_utils import nic_queues
+from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import format_cpulist
+from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
 
 
 def main():
-    module = AnsibleModule(argument_spec=dict(names=dict(type='list', elements='str')), supports_check_mode=True)
+    module = AnsibleModule(argument_spec=dict(names=dict(type='list', elements='str'),
+                                              units=dict(type='list', elements='str', default=[])),
+                           supports_check_mode=True)
     result = dict(changed=False)
     try:
         result['online_cpus'] = format_cpulist(irq.online_cpus())
@@ -154,6 +173,7 @@ def main():
     result['nr_cpu_ids'] = nic_queues.nr_cpu_ids()
     result['interfaces'] = nic_queues.interfaces(module.params['names'])
     result['irqbalance_pid'], result['irqbalance_socket'] = nic_queues.irqbalance_socket()
+    result['units'] = read_units(CommandRunner(module), module.params['units'], 'nic_info')
     module.exit_json(**result)
 
 

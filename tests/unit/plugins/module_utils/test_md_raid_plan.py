@@ -19,10 +19,9 @@ from ansible_collections.inferops.node.tests.unit.plugins.modules.test_md_info i
 )
 
 OPTS = 'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k'
-
-
 # The resync limits the converged guest's kernel held when md_info's fixture was recorded (the role had set them).
 SYSCTL_CONVERGED = {'speed_limit_min': 10000, 'speed_limit_max': 50000}
+
 
 def settings(**overrides):
     """The lab inventory's values (inventories/lab/group_vars/local_nvme.yml) over the role defaults."""

@@ -106,6 +106,20 @@ def test_nic_info(applied):
         ('virtio2-config', None, None), ('virtio2-input.0', 'rx', 0)]
 
 
+def test_nic_info_reads_the_role_unit(applied):
+    # Recorded on the local_nvme scenario's converged guest (fixtures/nic/README.md).
+    show = ['systemctl', 'show', '-p', 'Id', '-p', 'UnitFileState', '-p', 'ActiveState', '-p', 'LoadState',
+            'inferops-nic-queues.service']
+    applied.on(show, out='@unit_enabled.txt')
+    failed, result = run_module(nic_info.main, {'names': ['enp0s17'], 'units': ['inferops-nic-queues.service']})
+    assert not failed and applied.calls == [show]
+    assert result['units'] == {'inferops-nic-queues.service': {'enabled': 'enabled', 'active': 'inactive',
+                                                               'load': 'loaded'}}
+    # Without units systemd is not asked.
+    failed, result = run_module(nic_info.main, {'names': ['enp0s17']})
+    assert not failed and result['units'] == {} and applied.calls == [show]
+
+
 def test_nic_info_every_interface(fresh):
     failed, result = run_module(nic_info.main, {}, check_mode=True)
     assert not failed and [i['name'] for i in result['interfaces']] == ['enp0s17', 'enp0s2', 'lo']
