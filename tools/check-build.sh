@@ -22,7 +22,7 @@ done
 # (docs/release.md, "Tested ansible-core"): the one installed here (requirements/base.txt) and each
 # requirements/core/<2.X>.txt (tools/test.sh's units@2.X and sanity@2.X stages; CI runs the range's
 # ends), with no release missing between; not the one before the lowest nor the one after the highest.
-python - "$root/meta/runtime.yml" "$root"/requirements/core/*.txt <<'PY'
+python - "$root/meta/runtime.yml" "$root"/requirements/core/*.txt "$root"/roles/*/meta/main.yml <<'PY'
 import os
 import sys
 
@@ -34,7 +34,7 @@ from packaging.version import Version
 claim = yaml.safe_load(open(sys.argv[1]))["requires_ansible"]
 installed = Version(__version__)
 tested = {(installed.major, installed.minor)}
-for path in sys.argv[2:]:
+for path in [p for p in sys.argv[2:] if p.endswith(".txt")]:
     major, minor = os.path.basename(path)[:-len(".txt")].split(".")
     tested.add((int(major), int(minor)))
 tested = sorted(tested)
@@ -49,6 +49,13 @@ if any(Version(v) not in spec for v in admitted) or any(Version(v) in spec for v
     sys.exit("requires_ansible %r is not the ansible-core releases CI tests (%s): it must admit %s and "
              "neither of %s" % (claim, names, " to ".join(admitted[::len(admitted) - 1]), ", ".join(untested)))
 print("requires_ansible %r: the ansible-core releases CI tests (%s)" % (claim, names))
+# Each role's meta/main.yml min_ansible_version (what Galaxy shows per role) is the lowest tested release.
+lowest = "%d.%d" % (low_major, low)
+roles = [path for path in sys.argv[2:] if path.endswith("/meta/main.yml")]
+versions = dict((path.split("/")[-3], yaml.safe_load(open(path))["galaxy_info"].get("min_ansible_version")) for path in roles)
+wrong = sorted("%s: %s" % (role, version) for role, version in versions.items() if str(version) != lowest)
+if wrong:
+    sys.exit("roles' min_ansible_version must be %s, the lowest ansible-core CI tests: %s" % (lowest, "; ".join(wrong)))
 PY
 ansible-galaxy collection install "$tarball" -p "$scratch/collections" --no-deps --force
 bundle=$(python -c 'import ansible_collections, os; print(os.path.dirname(list(ansible_collections.__path__)[0]))')
