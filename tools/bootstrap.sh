@@ -15,6 +15,9 @@ apt_packages=(
   # textfile (Debian ships it only in the prometheus package), headless
   # chromium renders the HTML report.
   prometheus chromium
+  # amtool checks the shipped Alertmanager routing (stage alert_rules); tests/monitoring/alerts_e2e.py runs
+  # Alertmanager itself on loopback.
+  prometheus-alertmanager
   # ansible-test's shellcheck sanity test skips itself when shellcheck is missing.
   shellcheck
   # molecule/model_sync re-creates the models array's XFS (on a loop device) with mkfs.xfs.
@@ -33,6 +36,10 @@ if ((${#missing[@]})); then
   # Only promtool is wanted from the prometheus package, not a server on :9090.
   if [[ " ${missing[*]} " == *" prometheus "* && -d /run/systemd/system ]]; then
     systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  fi
+  # Nor an Alertmanager on :9093 (tests start their own on a free port).
+  if [[ " ${missing[*]} " == *" prometheus-alertmanager "* && -d /run/systemd/system ]]; then
+    systemctl disable --now prometheus-alertmanager.service >/dev/null 2>&1 || true
   fi
 fi
 

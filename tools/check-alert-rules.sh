@@ -39,3 +39,29 @@ if problems:
 print('alert_rules: %d alerts; %d cases that fire (%d alerts expected), %d cases that stay quiet'
       % (len(alerts), sum(fire.values()), expected, sum(quiet.values())))
 PY
+# The routing example (monitoring/alertmanager/): Alertmanager loads it, and every severity the rules use
+# reaches its receiver - critical the on-call page, warning a ticket, info none. amtool comes with Debian's
+# prometheus-alertmanager, which tools/bootstrap.sh installs.
+if ! command -v amtool >/dev/null; then
+  echo "alert_rules: amtool not found: install Debian's prometheus-alertmanager (tools/bootstrap.sh does)"
+  exit 1
+fi
+routing=monitoring/alertmanager/inferops-routing.yml
+amtool check-config "$routing" >/dev/null
+severities=$(python - "${rules[@]}" <<'PY'
+import sys
+
+import yaml
+
+print(' '.join(sorted({rule['labels']['severity'] for path in sys.argv[1:] for group in yaml.safe_load(open(path))['groups']
+                       for rule in group['rules'] if 'alert' in rule})))
+PY
+)
+declare -A receiver=([critical]=oncall [warning]=tickets [info]=null)
+for severity in $severities; do
+  [[ -n ${receiver[$severity]:-} ]] || { echo "alert_rules: severity $severity has no receiver in this check"; exit 1; }
+  amtool config routes test --config.file="$routing" --verify.receivers="${receiver[$severity]}" \
+    severity="$severity" alertname=InferopsExample node=node1 2>/dev/null >/dev/null ||
+    { echo "alert_rules: severity=$severity does not route to ${receiver[$severity]} in $routing"; exit 1; }
+done
+echo "alert_rules: $routing routes severities ($severities) to ${receiver[critical]}, ${receiver[warning]}, ${receiver[info]}"
