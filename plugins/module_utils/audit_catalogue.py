@@ -67,6 +67,8 @@ ROLE_VARIABLES = {
     # No check compares with these: the node health check's Kubernetes label gate (role node_health) takes the
     # triton-ready label out of this role's feature file, and finds both here as the role resolves them.
     'k8s_node_labels': dict((name, name) for name in ('k8s_node_labels_file', 'k8s_node_labels_prefix')),
+    # No check either: the node health check publishes when the warm-up's traffic last ended well, from this file.
+    'warmup': {'warmup_traffic_status_file': 'warmup_traffic_status_file'},
 }
 
 # A role that a site role includes with variables of its own: on the hosts of that site role's group, when its

@@ -222,10 +222,11 @@ def textfile(entry, generated, check_mode=False):
     return '\n'.join(lines) + '\n'
 
 
-def health_textfile(results, finished, duration, page_cache_ratio=None, repository=None):
+def health_textfile(results, finished, duration, page_cache_ratio=None, repository=None, warmup_success=None):
     """The ``.prom`` text of one run of the node health check (docs/monitoring.md, "The health check's metric
     contract"): its host results, the audit's verdict on them, when the run ended (seconds since the epoch) and
-    how long it took, and the model repository's page-cache residency (0 to 1) when it was measured."""
+    how long it took, the model repository's page-cache residency (0 to 1) when it was measured, and when the
+    warm-up's traffic last ended well (seconds since the epoch) when known."""
     lines = []
     _metric(lines, 'inferops_health_check', 'Node health check result of a check and subject on this node: 1 for '
             'its status, 0 for the other statuses.', _check_samples(results))
@@ -238,6 +239,10 @@ def health_textfile(results, finished, duration, page_cache_ratio=None, reposito
     if page_cache_ratio is not None:
         _metric(lines, 'inferops_page_cache_resident_ratio', 'Resident bytes / file bytes of the model repository '
                 '(page_cache, read only).', [({'repository': repository or ''}, '%.4f' % page_cache_ratio)])
+    if warmup_success is not None:
+        _metric(lines, 'inferops_warmup_last_success_timestamp_seconds', 'End of the last warm-up whose traffic '
+                'job finished (the warmup role\'s status file), seconds since the epoch.',
+                [({}, '%.3f' % warmup_success)])
     return '\n'.join(lines) + '\n'
 
 

@@ -11,12 +11,16 @@
 * ``config(expected, settings)`` - the JSON document the checker reads (``/etc/inferops/node-health.json``).
 * ``residency_ratio(path)`` - resident bytes / file bytes of the files under ``path`` (the page_cache module's
   measurement, reading nothing), or None when there is nothing to measure.
+* ``warmup_success(path)`` - when the warmup role's traffic job last ended well (its status file's
+  ``updated_epoch`` with ``state`` done), or None.
 
 Runs on the controller (the filters ``node_health_errors`` and ``node_health_config``) and, for
 ``residency_ratio``, in the checker on the node.
 """
 
 from __future__ import annotations
+
+import json
 
 from ansible.module_utils.parsing.convert_bool import boolean
 
@@ -25,7 +29,7 @@ from ansible_collections.inferops.node.plugins.module_utils.numbers import as_in
 from ansible_collections.inferops.node.plugins.module_utils.role_arguments import is_boolean
 
 __all__ = ['DEFAULT_MDADM_CONF', 'INTERVAL_MINUTES', 'SYSSTAT_MINUTES', 'config', 'errors', 'read_arguments',
-           'residency_ratio']
+           'residency_ratio', 'warmup_success']
 
 # Every few minutes (issue 31); an hour at most: the alert InferopsHealthCheckStale counts three intervals.
 INTERVAL_MINUTES = (1, 60)
@@ -124,6 +128,8 @@ def config(expected, settings):
         'repository': (expected['triton_compose_params']['triton_compose_model_repository']
                        if plan is not None and boolean(settings['node_health_page_cache'], strict=False) else None),
         'labels': gate,
+        # The warmup role's traffic status file (in /run: gone after a reboot, until the next warm-up).
+        'warmup_status': expected.get('warmup_traffic_status_file') if plan is not None else None,
     }
 
 
@@ -135,3 +141,20 @@ def residency_ratio(path):
     if not size:
         return None
     return sum(f['resident_before'] for f in files) / float(size)
+
+
+def warmup_success(path):
+    """``updated_epoch`` of the warmup role's traffic status file (module triton_warmup, status_file.StatusWriter)
+    when its job ended ``done``; None without a file, while it runs, after a failure, or for a file not of that
+    shape."""
+    if not path:
+        return None
+    try:
+        with open(path) as handle:
+            status = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(status, dict) or status.get('state') != 'done':
+        return None
+    epoch = status.get('updated_epoch')
+    return float(epoch) if isinstance(epoch, (int, float)) and not isinstance(epoch, bool) else None

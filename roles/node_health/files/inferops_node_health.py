@@ -14,7 +14,8 @@ audit_host action does on the controller. Only the fleet checks, which compare h
 The config file (JSON, written by the role): ``expected`` (audit_host's ``expected`` for this host),
 ``reads`` (info module -> its arguments; a module not listed is "not run on this host", as in the audit),
 ``textfile`` (the file to write), ``repository`` (the model repository whose page-cache residency is published,
-or null), ``labels`` (the Kubernetes label gate: ``file``, ``label``, ``held``; or null). The role renders it
+or null), ``labels`` (the Kubernetes label gate: ``file``, ``label``, ``held``; or null), ``warmup_status`` (the
+warmup role's traffic status file, whose last ``done`` is published; or null). The role renders it
 with module_utils/node_health.py's config().
 
 Writes the textfile atomically at the end of every completed run, whatever the checks found (exit 0); a run
@@ -121,7 +122,8 @@ def main(argv):
         gate = label_gate(config['labels'], ready) if config.get('labels') else None
         finished = time.time()
         write_atomic(config['textfile'], audit_outputs.health_textfile(
-            results, finished, finished - started, ratio, config.get('repository')))
+            results, finished, finished - started, ratio, config.get('repository'),
+            node_health.warmup_success(config.get('warmup_status'))))
     except Exception as exc:  # the previous file stays and ages: InferopsHealthCheckStale
         print('inferops-node-health: run not completed, textfile left as it was: %s: %s' % (type(exc).__name__, exc))
         return 1

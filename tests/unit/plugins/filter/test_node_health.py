@@ -13,6 +13,7 @@ roles' defaults and vars, as in test_audit_actions), not from hand-written value
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -20,6 +21,8 @@ import yaml
 
 from ansible_collections.inferops.node.plugins.action import audit_host
 from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, irq, md_raid_plan, node_health, triton_compose
+from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter
+from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import WarmupProgress
 from ansible_collections.inferops.node.tests.unit.plugins.action.test_audit_actions import action, lab_vars
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')
@@ -110,6 +113,30 @@ def test_a_serving_worker_reads_its_servers_and_gates_its_label():
                               settings())['labels']['label'] == 'ops.example.com/triton-ready'
     off = node_health.config(wanted, settings(node_health_k8s_label_gate='false', node_health_page_cache=False))
     assert off['labels'] is None and off['repository'] is None
+    # The warm-up's traffic status file, the warmup role's default as the audit resolves it; none off serving.
+    assert config['warmup_status'] == '/run/inferops-warmup-traffic.json'
+    assert node_health.config(expected(), settings())['warmup_status'] is None
+
+
+def test_warmup_success_from_the_status_file_triton_warmup_writes(tmp_path):
+    # Written by the module's own writer and progress (status_file.StatusWriter, triton_v2.WarmupProgress), as
+    # triton_warmup writes /run/inferops-warmup-traffic.json.
+    path = str(tmp_path / 'traffic.json')
+    assert node_health.warmup_success(path) is None and node_health.warmup_success(None) is None
+    writer = StatusWriter(path, WarmupProgress(2), interval=60, extra={'warmup': True})
+    writer.start()
+    assert node_health.warmup_success(path) is None  # running
+    writer.stop(state='done')
+    with open(path) as handle:
+        written = json.load(handle)
+    assert written['state'] == 'done'
+    assert node_health.warmup_success(path) == written['updated_epoch']
+    writer = StatusWriter(path, WarmupProgress(2), interval=60)
+    writer.start()
+    writer.stop(state='failed')
+    assert node_health.warmup_success(path) is None
+    (tmp_path / 'traffic.json').write_text('not json')
+    assert node_health.warmup_success(path) is None
 
 
 def test_a_serving_node_that_deploys_nothing_reads_no_server():

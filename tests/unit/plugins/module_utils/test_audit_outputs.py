@@ -343,19 +343,22 @@ def alert_rule_series(prefixes):
 
 def test_health_textfile_is_the_contract_the_alert_rules_read(recorded):
     """docs/monitoring.md's contract, from the results of the recorded converged guest and of the same guest with
-    its index array degraded: every series the rules select is written (the warm-up's is the warmup role's)."""
+    its index array degraded: every series the rules select is written (the warm-up's from the warmup role's
+    status file, when the checker found one that ended well)."""
     healthy = audit_catalogue.evaluate_host(reads(recorded), LAB_EXPECTED)
     degraded = audit_catalogue.evaluate_host(reads(recorded, md_info=recorded['md_degraded']), LAB_EXPECTED)
     assert audit_catalogue.audit.worst(degraded) == 'FAIL'
     texts = {}
     for name, results in (('healthy', healthy), ('degraded', degraded)):
-        texts[name] = audit_outputs.health_textfile(results, 1796180938.25, 4.5, 0.93, '/data/models')
+        texts[name] = audit_outputs.health_textfile(results, 1796180938.25, 4.5, 0.93, '/data/models', 1796170000.5)
         assert promtool(texts[name]) == (0, '')
     found = samples(texts['degraded'])
     names = set(name for name, labels in found)
-    assert alert_rule_series(('inferops_health_', 'inferops_page_cache_')) <= names
+    assert alert_rule_series(('inferops_health_', 'inferops_page_cache_', 'inferops_warmup_')) <= names
     assert names == {'inferops_health_check', 'inferops_health_node_ready', 'inferops_health_last_run_timestamp_seconds',
-                     'inferops_health_run_duration_seconds', 'inferops_page_cache_resident_ratio'}
+                     'inferops_health_run_duration_seconds', 'inferops_page_cache_resident_ratio',
+                     'inferops_warmup_last_success_timestamp_seconds'}
+    assert found[('inferops_warmup_last_success_timestamp_seconds', frozenset())] == 1796170000.5
     assert found[('inferops_health_node_ready', frozenset())] == 0
     assert samples(texts['healthy'])[('inferops_health_node_ready', frozenset())] == (
         0 if audit_catalogue.audit.worst(healthy) == 'FAIL' else 1)
@@ -370,3 +373,5 @@ def test_health_textfile_is_the_contract_the_alert_rules_read(recorded):
         set((r['id'], r['subject'] or '') for r in degraded))
     # No residency measured: no series (an alert on it would read a guess).
     assert 'inferops_page_cache_resident_ratio' not in audit_outputs.health_textfile(healthy, 1.0, 1.0)
+    # No warm-up that ended well: no series (InferopsModelPageCacheLow waits for one).
+    assert 'inferops_warmup_' not in audit_outputs.health_textfile(healthy, 1.0, 1.0)
