@@ -172,18 +172,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import docker_cli
-from ansible_collections.inferops.node.plugins.module_utils.apt_policy import POLICY_ARGS, packages_report
+from ansible_collections.inferops.node.plugins.module_utils.apt_policy import read_packages
 from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
-
-
-def read_packages(runner, packages):
-    if not packages:
-        return {}
-    rc, out, err = runner.run(POLICY_ARGS + list(packages))
-    if rc != 0:
-        runner.module.fail_json(msg='apt-cache policy %s: %s' % (' '.join(packages), (err or out).strip() or 'rc %d' % rc),
-                                command_log=runner.log)
-    return packages_report(packages, out)
 
 
 def read_engine(runner):
@@ -212,7 +202,7 @@ def main():
         supports_check_mode=True,
     )
     runner = CommandRunner(module)
-    result = {'packages': read_packages(runner, module.params['packages'])}
+    result = {'packages': read_packages(runner, module.params['packages'], 'docker_engine_info')}
     result['missing'] = [name for name in module.params['packages'] if not (result['packages'].get(name) or {}).get('installed')]
     if module.params['engine']:
         result.update(read_engine(runner))

@@ -75,7 +75,7 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.apt_policy import POLICY_ARGS, packages_report
+from ansible_collections.inferops.node.plugins.module_utils.apt_policy import read_packages
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
 
@@ -90,13 +90,7 @@ def main():
     )
     runner = CommandRunner(module)
     packages = module.params['packages']
-    report = {}
-    if packages:
-        rc, out, err = runner.run(POLICY_ARGS + list(packages))
-        if rc != 0:
-            module.fail_json(msg='service_info: apt-cache policy %s failed (rc %d): %s'
-                             % (' '.join(packages), rc, (err or out).strip()), command_log=runner.log)
-        report = packages_report(packages, out)
+    report = read_packages(runner, packages, 'service_info')
     module.exit_json(changed=False, command_log=runner.log, packages=report,
                      missing=[name for name in packages if not (report.get(name) or {}).get('installed')],
                      units=read_units(runner, module.params['units'], 'service_info'))

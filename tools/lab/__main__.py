@@ -127,7 +127,7 @@ def cmd_up(args):
             log("lab: %s booting (ssh 127.0.0.1:%d, console %s-console.log)" % (guest["name"], guest["ssh_port"], guest["name"]))
         for guest in guests:
             if not qemu.wait_ssh(guest, guest["key"], args.timeout):
-                console = os.path.join(rundir, "%s-console.log" % guest["name"])
+                console = qemu.console_path(rundir, guest["name"])
                 raise SystemExit("lab: guest %s did not answer over SSH within %ds; console log: %s\n%s"
                                  % (guest["name"], args.timeout, console, tail(console)))
     except BaseException:
@@ -144,6 +144,10 @@ def cmd_up(args):
         write_instance_config(state, args.instance_config)
     log("lab: %s up: %s" % (args.name, ", ".join(g["name"] for g in guests)))
     print(inv_path)
+
+
+def cmd_console(args):
+    print(tail(qemu.console_path(paths.run_dir(args.name), args.guest), args.lines), end="")
 
 
 def tail(path, lines=40):
@@ -237,6 +241,11 @@ def parser():
     ssh.add_argument("guest")
     ssh.add_argument("command", nargs=argparse.REMAINDER)
     ssh.set_defaults(func=cmd_ssh)
+    console = sub.add_parser("console", help="print the end of a guest's serial console (kept after down)")
+    console.add_argument("--name", required=True)
+    console.add_argument("--lines", type=int, default=120)
+    console.add_argument("guest")
+    console.set_defaults(func=cmd_console)
     status = sub.add_parser("status", help="list the guests of a lab")
     status.add_argument("--name", required=True)
     status.set_defaults(func=cmd_status)

@@ -38,6 +38,11 @@ def mq_tap(guest):
     return "imq" + guest["uuid"].replace("-", "")[:10]
 
 
+def console_path(rundir, name):
+    """Where QEMU writes a guest's serial console (kept after the guest is stopped)."""
+    return os.path.join(rundir, "%s-console.log" % name)
+
+
 def qemu_command(guest, index, rundir, image, link_ports):
     """The full QEMU argument list for one guest."""
     name = guest["name"]
@@ -51,7 +56,7 @@ def qemu_command(guest, index, rundir, image, link_ports):
         "qemu-system-x86_64", "-name", name, "-uuid", guest["uuid"],
         "-machine", "q35", "-accel", "tcg,thread=single", "-cpu", "max",
         "-smp", str(guest["cpus"]), "-m", str(guest["memory"]),
-        "-display", "none", "-serial", "file:" + os.path.join(rundir, "%s-console.log" % name),
+        "-display", "none", "-serial", "file:" + console_path(rundir, name),
         "-daemonize", "-pidfile", os.path.join(rundir, "%s.pid" % name),
         "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe,discard=unmap" % overlay,
         "-netdev", "user,id=user0,hostfwd=tcp:127.0.0.1:%d-:22" % guest["ssh_port"],
