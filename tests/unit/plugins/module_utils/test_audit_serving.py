@@ -59,8 +59,11 @@ def port(url):
 def expected(*ports, **more):
     """The role's variables (its defaults) with one instance per port, as the action resolves them."""
     params = dict((name, DEFAULTS[name]) for name in PARAM_NAMES)
+    # The gRPC and metrics ports are never bound: below Linux's ephemeral range (32768-60999), so
+    # they never equal a recorded server's or closed_port()'s port (41001 did once: the plan's
+    # duplicate-port refusal, not the server, answered).
     params['triton_compose_instances'] = [
-        {'name': 'triton-%d' % index, 'http_port': http, 'grpc_port': 40000 + index, 'metrics_port': 41000 + index}
+        {'name': 'triton-%d' % index, 'http_port': http, 'grpc_port': 20000 + index, 'metrics_port': 21000 + index}
         for index, http in enumerate(ports)]
     out = {'triton_compose_params': params, 'triton_compose_deploy': 'always', 'model_sync_models': [],
            'model_sync_destination': '/data/models'}
