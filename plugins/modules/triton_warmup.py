@@ -156,6 +156,10 @@ options:
         C(phase_seconds) and C(phase_limit_seconds) (of the readiness wait or the model's traffic),
         C(elapsed_seconds), C(warmup), C(started_at), C(updated_at) (ISO 8601 UTC), C(updated_epoch),
         C(pid), and C(error) (null until V(failed)).
+      - >-
+        The last write, when the module ends, adds the module's own RV(ready) and RV(results), so the
+        file keeps what the last warm-up found on the node (per model P50/P95/P99 and errors) for whoever
+        reads it later - a verify step, an operator, the node_health check.
       - Its directory must exist.
     type: path
 attributes:
@@ -635,15 +639,17 @@ def main():
         status = StatusWriter(params['status_file'], progress, params['status_interval'],
                               extra={'warmup': params['warmup']})
         status.start()
-    failed, msg = True, 'unexpected error, see the task result'
+    failed, msg, result = True, 'unexpected error, see the task result', {}
     try:
         failed, msg, result = run(module, params, progress=progress)
     finally:
+        # The last write keeps the outcome with the progress: per model percentiles and readiness.
+        final = dict(ready=result.get('ready', {}), results=result.get('results', []))
         if status is not None and failed:
             progress.fail(msg)
-            status.stop(state='failed')
+            status.stop(state='failed', **final)
         elif status is not None:
-            status.stop(state='done')
+            status.stop(state='done', **final)
     result['not_ready'] = [url for url in params['endpoints'] if not result['ready'].get(url, {}).get('ready')]
     if params['skip_warm']:
         result['cold'] = [url for url in params['endpoints'] if not result['ready'].get(url, {}).get('warm')]

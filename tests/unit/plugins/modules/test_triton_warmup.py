@@ -470,6 +470,10 @@ def test_module_status_file_follows_the_wait_and_the_traffic(monkeypatch, tmp_pa
     assert final['line'].startswith('done: %d requests, 0 errors, ' % result['requests'])
     for key in ('started_at', 'updated_at', 'updated_epoch', 'pid', 'elapsed_seconds'):
         assert key in final
+    # The last write keeps the module's outcome: readiness and per model percentiles.
+    assert final['ready'] == result['ready'] and final['results'] == result['results']
+    assert sorted(r['model'] for r in final['results']) == ['add', 'text']
+    assert all(r['p99_ms'] is not None and r['errors'] == 0 for r in final['results'])
     assert sorted(p.name for p in tmp_path.iterdir()) == ['traffic.json']
 
 
@@ -487,6 +491,7 @@ def test_module_status_file_says_failed(monkeypatch, tmp_path):
     final = json.loads(path.read_text())
     assert final['state'] == 'failed' and final['error'] == result['msg']
     assert final['line'] == 'failed after %s s: %s' % (final['elapsed_seconds'], result['msg'])
+    assert final['ready'] == result['ready'] and final['ready'][url]['ready'] is False
 
 
 def test_module_status_file_not_written_in_check_mode(monkeypatch, fake, tmp_path):
