@@ -107,10 +107,14 @@ def start(guest, index, rundir, image, link_ports):
         guest["pid"] = int(handle.read().strip())
 
 
-def ssh_base(guest, key):
-    return ["ssh", "-q", "-i", key, "-p", str(guest["ssh_port"]),
+def ssh_base(guest, key, connect_timeout=60):
+    """The ssh argv to the guest. ConnectTimeout also bounds the wait for sshd's banner, and QEMU's
+    port forward accepts at once: on a loaded host a booted guest's sshd took more than the 5 s this
+    was until stop 38 (a `triton-load` failed with rc 255 after 11 s), so 60 s, as the lab inventory's
+    ansible_ssh_timeout. LogLevel=ERROR, not -q: a failure says why."""
+    return ["ssh", "-i", key, "-p", str(guest["ssh_port"]), "-o", "LogLevel=ERROR",
             "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
-            "-o", "ConnectTimeout=5", "-o", "BatchMode=yes",
+            "-o", "ConnectTimeout=%d" % connect_timeout, "-o", "BatchMode=yes",
             "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "root@127.0.0.1"]
 
 
@@ -125,13 +129,21 @@ def alive(pid):
 def wait_ssh(guest, key, timeout):
     """Wait until the guest answers over SSH; False if it died or timed out."""
     deadline = time.monotonic() + timeout
+    # While the guest boots a probe hangs until its ConnectTimeout (the port forward accepts, nothing
+    # answers): short probes first, then longer ones, so a booted guest's slow sshd still gets its 60 s.
+    connect_timeout = 10
     while time.monotonic() < deadline:
         if not alive(guest["pid"]):
             return False
-        probe = subprocess.run(ssh_base(guest, key) + ["true"], check=False,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-        if probe.returncode == 0:
+        try:
+            probe = subprocess.run(ssh_base(guest, key, connect_timeout) + ["true"], check=False,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   timeout=connect_timeout + 30)
+        except subprocess.TimeoutExpired:
+            probe = None
+        if probe is not None and probe.returncode == 0:
             return True
+        connect_timeout = min(connect_timeout + 10, 60)
         time.sleep(2)
     return False
 
