@@ -450,7 +450,9 @@ def md_sysfs_state(kname):
 
     Keys: ``level``, ``raid_disks``, ``chunk_kb``, ``layout``, ``array_state``, ``degraded``,
     ``sync_action``, ``sync_completed``, ``sync_done``, ``sync_total``, ``sync_percent``,
-    ``metadata_version``, ``uuid`` (kernel form, when the kernel has the attribute) and
+    ``metadata_version``, ``uuid`` (kernel form, when the kernel has the attribute),
+    ``bitmap_location`` (``bitmap/location``: ``none``, ``+8`` for an internal bitmap, ``file``),
+    ``sync_speed_max`` (``1000 (local)`` or ``200000 (system)``) and
     ``members`` (list of ``{'kname', 'slot', 'state'}`` from the ``dev-*`` directories).
     """
     base = '/sys/block/%s/md' % kname
@@ -466,6 +468,8 @@ def md_sysfs_state(kname):
         'sync_completed': sysfs.read_attr(base + '/sync_completed'),
         'metadata_version': sysfs.read_attr(base + '/metadata_version'),
         'uuid': sysfs.read_attr(base + '/uuid'),
+        'bitmap_location': sysfs.read_attr(base + '/bitmap/location'),
+        'sync_speed_max': sysfs.read_attr(base + '/sync_speed_max'),
         'members': [],
     }
     done, total, percent = parse_sync_completed(state['sync_completed'])

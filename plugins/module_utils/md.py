@@ -106,6 +106,22 @@ def kernel_uuid_to_mdadm(value):
     return ':'.join(hexdigits[i:i + 8] for i in range(0, 32, 8))
 
 
+def bitmap_kind(location):
+    """``bitmap/location`` -> ``internal`` (an offset from the superblock, ``+8``), ``none``, ``file``, or None
+    when the kernel has no such attribute."""
+    if location is None:
+        return None
+    if re.fullmatch(r'[+-][0-9]+', location):
+        return 'internal'
+    return 'none' if location == 'none' else 'file'
+
+
+def sync_speed(value):
+    """``sync_speed_max`` (``10000 (local)``, ``200000 (system)``) -> ``(kib_per_s, local)``; (None, None) unread."""
+    match = re.fullmatch(r'([0-9]+) \((local|system)\)', value or '')
+    return (int(match.group(1)), match.group(2) == 'local') if match else (None, None)
+
+
 def array_status(runner, kname, name, members=None):
     """Everything known about a running (or inactive) array ``kname`` called ``name``.
 
@@ -166,6 +182,9 @@ def array_status(runner, kname, name, members=None):
         'degraded': sysstate['degraded'] if sysstate['degraded'] is not None or status == 'inactive' else 0,
         'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
         'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
+        'bitmap': bitmap_kind(sysstate['bitmap_location']),
+        'sync_speed_max_kb': sync_speed(sysstate['sync_speed_max'])[0],
+        'sync_speed_max_local': sync_speed(sysstate['sync_speed_max'])[1],
         'members': member_list, 'missing_members': [],
     }
     if members is not None:

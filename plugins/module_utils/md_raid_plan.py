@@ -29,8 +29,8 @@ from ansible_collections.inferops.node.plugins.module_utils.role_arguments impor
 
 __all__ = [
     'NAME_RE', 'CHUNK_KB_MAX', 'name_problem', 'chunk_problem', 'layout_copies', 'layout_problem',
-    'member_count_problem', 'array_differences', 'input_errors', 'want', 'host_errors', 'plan',
-    'filesystems', 'report',
+    'member_count_problem', 'array_differences', 'bitmap_problem', 'sync_speed_problem', 'array_tuning',
+    'duration_seconds', 'input_errors', 'want', 'host_errors', 'plan', 'filesystems', 'report',
 ]
 
 NAME_RE = re.compile(r'[A-Za-z0-9_.-]{1,32}')
@@ -39,11 +39,16 @@ MIN_MEMBERS = {'0': 2, '1': 2, '5': 3, '6': 4}
 _LAYOUT_RE = re.compile(r'([nfo])([1-9])')
 
 ROLE_LEVELS = ('0', '1', '10')
-ARRAY_KEYS = ('name', 'level', 'devices', 'chunk_kb', 'layout', 'mount', 'mount_opts', 'read_ahead_kb')
+ARRAY_KEYS = ('name', 'level', 'devices', 'chunk_kb', 'layout', 'bitmap', 'mount', 'mount_opts', 'read_ahead_kb')
 RESERVED_MOUNTS = ('/', '/boot', '/boot/efi', '/etc', '/usr', '/var', '/home', '/root', '/proc', '/sys', '/dev',
                    '/run', '/tmp', '/opt', '/srv')
 MOUNT_RE = re.compile(r'/[^\s]*[^/\s]')
 WINDOW_TIMERS = ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer']
+# Lifts md_raid_xfs_resync_speed_outside_window for the length of the window (its timer: the window's start).
+RESYNC_WINDOW_TIMER = 'inferops-md-resync-window.timer'
+RESYNC_WINDOW_SERVICE = 'inferops-md-resync-window.service'
+# The kernel refuses a bitmap change while one of these runs (md's update_array_info: -EBUSY).
+BUSY_STATUSES = ('resyncing', 'recovering', 'reshaping', 'checking')
 DISTRO_TIMERS = ['mdcheck_start.timer', 'mdcheck_continue.timer']
 FORCE_HINT = ' (md_raid_xfs_force: true wipes it)'
 
@@ -142,6 +147,49 @@ def array_differences(array, level, chunk_kb, want_knames):
     return problems
 
 
+def bitmap_problem(level, bitmap):
+    """A write-intent bitmap request for ``level`` (None: not managed)."""
+    if bitmap is None:
+        return None
+    if bitmap not in ('internal', 'none'):
+        return 'must be internal, none or null (not managed)'
+    if level == '0' and bitmap == 'internal':
+        return 'RAID0 keeps no redundancy, so a write-intent bitmap has nothing to resync; remove it'
+    return None
+
+
+def sync_speed_problem(value):
+    """An array's resync speed limit: KiB/s (a positive whole number, as a string) or ``system`` (None: leave it)."""
+    if value is None or value == 'system' or (uint(value) is not None and uint(value) > 0):
+        return None
+    return 'must be a positive whole number of KiB/s or system'
+
+
+def array_tuning(array, bitmap, sync_speed_max):
+    """What to set on a running ``array`` (md.array_status): ``bitmap`` (the value to give ``mdadm --grow``, or
+    None), ``bitmap_busy`` (it differs, but the array resyncs or recovers: the kernel refuses the change now) and
+    ``sync_speed_max`` (the value to write, or None). An attribute the kernel does not show is left alone."""
+    out = {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': None}
+    if bitmap is not None and array.get('bitmap') is not None and array['bitmap'] != bitmap:
+        if array.get('status') in BUSY_STATUSES:
+            out['bitmap_busy'] = True
+        else:
+            out['bitmap'] = bitmap
+    current, local = array.get('sync_speed_max_kb'), array.get('sync_speed_max_local')
+    if sync_speed_max is not None and local is not None:
+        if sync_speed_max == 'system' and local:
+            out['sync_speed_max'] = 'system'
+        elif sync_speed_max != 'system' and not (local and current == uint(sync_speed_max)):
+            out['sync_speed_max'] = '%d' % uint(sync_speed_max)
+    return out
+
+
+def duration_seconds(duration):
+    """``3 hours`` / ``90 minutes`` (md_raid_xfs_check_duration) -> seconds; None when it reads otherwise."""
+    match = re.fullmatch(r'([1-9][0-9]*) (minute|hour)s?', duration or '') if isinstance(duration, str) else None
+    return int(match.group(1)) * (60 if match.group(2) == 'minute' else 3600) if match else None
+
+
 # ---------------------------------------------------------------- role: input
 
 def _json(value):
@@ -197,6 +245,9 @@ def _array_errors(index, a, seen):
         problem = layout_problem(level, a['layout'])
         if problem:
             out.append('%s.layout = %s: %s' % (v, _json(a['layout']), problem))
+    problem = bitmap_problem(level, a.get('bitmap'))
+    if problem:
+        out.append('%s.bitmap = %s: %s' % (v, _json(a['bitmap']), problem))
     mount = a.get('mount')
     if mount is not None:
         if not isinstance(mount, str) or not MOUNT_RE.fullmatch(mount) or mount in RESERVED_MOUNTS:
@@ -266,8 +317,16 @@ def input_errors(settings):
             if not isinstance(value, str) or not re.fullmatch(r'[^\n\'"]+', value):
                 out.append('%s = %s: must be a systemd calendar expression (OnCalendar=)' % (var, _json(value)))
         duration = s.get('md_raid_xfs_check_duration')
-        if not isinstance(duration, str) or not re.fullmatch(r'[1-9][0-9]* (minutes?|hours?)', duration):
+        if duration_seconds(duration) is None:
             out.append('md_raid_xfs_check_duration = %s: must read "<n> minutes" or "<n> hours"' % _json(duration))
+    throttle = s.get('md_raid_xfs_resync_speed_outside_window')
+    if throttle is not None:
+        if uint(throttle) is None or uint(throttle) < 1:
+            out.append('md_raid_xfs_resync_speed_outside_window = %s: must be a positive integer (KiB/s) or null'
+                       % _json(throttle))
+        elif policy != 'window':
+            out.append('md_raid_xfs_resync_speed_outside_window = %s: needs md_raid_xfs_check_policy: window (the '
+                       'maintenance window it is lifted in), got %s' % (_json(throttle), _json(policy)))
     return out
 
 
@@ -294,6 +353,8 @@ def want(settings):
         if a.get('read_ahead_kb') is not None:
             readahead['read_ahead_kb'] = uint(a['read_ahead_kb'])
         mdadm = {'name': name, 'level': level, 'devices': devices}
+        if a.get('bitmap') is not None:
+            mdadm['bitmap'] = a['bitmap']
         if stripe:
             mdadm['chunk_kb'] = uint(chunk)
         if layout is not None:
@@ -366,6 +427,12 @@ def host_errors(info, settings):
     return out
 
 
+def resync_throttle(settings):
+    """md_raid_xfs_resync_speed_outside_window as KiB/s, None when unset (or invalid: input_errors says so)."""
+    value = settings.get('md_raid_xfs_resync_speed_outside_window')
+    return uint(value) if value is not None and uint(value) else None
+
+
 def limits(settings):
     """The resync speed limits to set as kernel parameters (``dev.raid.speed_limit_min`` ...), unset ones left out."""
     return dict(('dev.raid.' + key, uint(settings.get('md_raid_xfs_' + key))) for key in ('speed_limit_min', 'speed_limit_max')
@@ -379,19 +446,32 @@ def plan(info, settings):
     Returns ``mask`` / ``start`` / ``stop`` (units), ``limits`` (the resync speed limits as kernel parameters,
     ``{'dev.raid.speed_limit_min': n}``, for the drop-in), ``set_now`` (those of them the kernel does not hold
     now, as ``md_info`` read them, for the module ``sysctl_runtime``: none on a converged host, so it does not
-    run) and ``autocheck`` (Debian's monthly check to turn off).
+    run), ``autocheck`` (Debian's monthly check to turn off), ``stop_resync_window`` (the resync window's units to
+    stop and disable, left from an earlier throttle), ``resync_window`` (``throttle`` KiB/s or None, the window's
+    ``seconds``, the role's ``arrays`` by name: what its files say) and ``mdadm`` (the module mdadm_array's
+    entries: ``want``'s, with ``sync_speed_max`` - the throttle, V(system) without one, None while the window is
+    open - for the redundant levels).
     """
     units = info['units']
     masked = [u for u in units if units[u]['enabled'] == 'masked']
     running = [u for u in units if units[u]['enabled'] == 'enabled' and units[u]['active'] == 'active']
     present = [u for u in units if units[u]['enabled'] not in ('not-found', 'masked', '')]
     policy = settings.get('md_raid_xfs_check_policy')
+    throttle = resync_throttle(settings)
     timers = (['fstrim.timer'] if _bool(settings.get('md_raid_xfs_fstrim_timer')) else []) + (
-        WINDOW_TIMERS if policy == 'window' else [])
+        WINDOW_TIMERS if policy == 'window' else []) + ([RESYNC_WINDOW_TIMER] if throttle else [])
+    # Outside the window the arrays are held to the throttle now; while the window's service runs, its own
+    # start lifted it (left alone); without a throttle the role's arrays follow the system limit again.
+    window_open = (units.get(RESYNC_WINDOW_SERVICE) or {}).get('active') in ('active', 'activating')
+    speed = None if window_open else ('%d' % throttle if throttle else 'system')
     return {
         'mask': [u for u in DISTRO_TIMERS if u not in masked] if policy in ('disabled', 'window') else [],
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
+        'stop_resync_window': [u for u in (RESYNC_WINDOW_TIMER, RESYNC_WINDOW_SERVICE) if u in present and not throttle],
+        'resync_window': {'throttle': throttle, 'seconds': duration_seconds(settings.get('md_raid_xfs_check_duration')),
+                          'arrays': [a['name'] for a in want(settings)]},
+        'mdadm': [dict(a['mdadm'], sync_speed_max=speed) if a['level'] != '0' else a['mdadm'] for a in want(settings)],
         'limits': limits(settings),
         'set_now': dict((key, value) for key, value in limits(settings).items()
                         if (info.get('sysctl') or {}).get(key[len('dev.raid.'):]) != value),

@@ -178,6 +178,15 @@ arrays:
     sync_finish:
       description: Estimated time left from C(/proc/mdstat).
       type: str
+    bitmap:
+      description: 'Write-intent bitmap - V(internal), V(none), V(file); null where the kernel shows none (RAID0).'
+      type: str
+    sync_speed_max_kb:
+      description: 'The resync speed limit in force (C(/sys/block/mdX/md/sync_speed_max)), KiB/s.'
+      type: int
+    sync_speed_max_local:
+      description: Whether that limit is the array's own (V(true)) or the system's C(dev.raid.speed_limit_max).
+      type: bool
     members:
       description: Members with role (slot, V(spare), V(faulty)), state words, in_sync, by-id path, serial, model, size.
       type: list

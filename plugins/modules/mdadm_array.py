@@ -79,6 +79,22 @@ options:
     description:
       - Superblock format, for example V(1.2) (mdadm's default), V(1.0), V(1.1) or V(0.90).
     type: str
+  bitmap:
+    description:
+      - Write-intent bitmap of a RAID1/RAID10 array - V(internal) (after an unclean shutdown only the regions
+        written just before it are resynced) or V(none). Given at creation, and set on a running array with
+        C(mdadm --grow --bitmap=) when it differs; the kernel refuses that while the array resyncs or recovers,
+        so the module then leaves it for a later run, with a warning. Default V(null) - mdadm's choice at
+        creation (internal for arrays over 100 GB), not managed after.
+      - Refused with RAID0 (no redundancy, nothing to resync).
+    type: str
+    choices: [internal, none]
+  sync_speed_max:
+    description:
+      - The array's own resync speed limit, C(/sys/block/mdX/md/sync_speed_max) - KiB/s (a whole number as
+        a string), or V(system) to follow C(dev.raid.speed_limit_max) again. Set on a running array when it
+        differs (not on one this call creates, which resyncs at the system limit). Default V(null) - leave it.
+    type: str
   arrays:
     description:
       - Several arrays in one call, each a dict of the per-array options (the suboptions below mean the
@@ -124,6 +140,15 @@ options:
       metadata:
         description:
           - Superblock format, see O(metadata).
+        type: str
+      bitmap:
+        description:
+          - Write-intent bitmap, see O(bitmap).
+        type: str
+        choices: [internal, none]
+      sync_speed_max:
+        description:
+          - Resync speed limit, see O(sync_speed_max).
         type: str
   force:
     description:
@@ -340,6 +365,15 @@ array:
     sync_finish:
       description: Estimated time left from C(/proc/mdstat), for example V(55.2min).
       type: str
+    bitmap:
+      description: 'Write-intent bitmap - V(internal), V(none), V(file); null where the kernel shows none (RAID0).'
+      type: str
+    sync_speed_max_kb:
+      description: 'The resync speed limit in force (C(/sys/block/mdX/md/sync_speed_max)), KiB/s.'
+      type: int
+    sync_speed_max_local:
+      description: Whether that limit is the array's own (V(true)) or the system's C(dev.raid.speed_limit_max).
+      type: bool
     members:
       description: >-
         Member devices with their role (slot number, V(spare), V(faulty)), the C(mdadm --detail) state words
@@ -361,7 +395,8 @@ members:
   sample: [{path: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_LABMODEL0, device: /dev/nvme0n1, kname: nvme0n1}]
 actions:
   description: What was done (or would be done in check mode) - V(created), V(assembled), V(stopped), V(wiped),
-    V(zeroed), V(conf_updated). With O(arrays), the actions of all arrays (each once).
+    V(zeroed), V(bitmap), V(sync_speed_max), V(conf_updated). With O(arrays), the actions of all arrays (each
+    once).
   returned: always
   type: list
   elements: str
@@ -483,6 +518,12 @@ def validate(params):
     problem = md_raid_plan.member_count_problem(level, len(params['devices']), layout)
     if problem:
         raise MdError('devices: %s: %s' % (problem, ', '.join(params['devices'])))
+    problem = md_raid_plan.bitmap_problem(level, params['bitmap'])
+    if problem:
+        raise MdError('bitmap=%r: %s' % (params['bitmap'], problem))
+    problem = md_raid_plan.sync_speed_problem(params['sync_speed_max'])
+    if problem:
+        raise MdError('sync_speed_max=%r: %s' % (params['sync_speed_max'], problem))
     return level, (md_raid_plan.layout_copies(layout) if level == '10' else None)
 
 
@@ -633,7 +674,7 @@ def ensure_present(module, params, level, members, runner):
         runner.found = array
         if array['status'] != 'inactive':
             compare(array, level, params, members)
-            return before, array
+            return before, (None if tune(module, params, array, runner) else array)
         # Partially assembled: stop and assemble again from the requested members.
         runner('stopped', ['mdadm', '--stop', '/dev/%s' % kname])
     ours, foreign = examine_members(runner.cmd, name, members)
@@ -694,12 +735,32 @@ def ensure_present(module, params, level, members, runner):
         args.append('--layout=%s' % params['layout'])
     if params['metadata']:
         args.append('--metadata=%s' % params['metadata'])
+    if params['bitmap']:
+        args.append('--bitmap=%s' % params['bitmap'])
     args.append('--run')
     args.extend(m['device'] for m in members)
     # --run suppresses mdadm's questions; answer "no" to anything it would still ask.
     runner('created', args, data='n\n')
     runner.settle()
     return before, None
+
+
+def tune(module, params, array, runner):
+    """Set the write-intent bitmap and the resync speed limit of a running array where they differ from the
+    request (md_raid_plan.array_tuning decides); True when something was set (or would be, in check mode)."""
+    todo = md_raid_plan.array_tuning(array, params['bitmap'], params['sync_speed_max'])
+    device = '/dev/%s' % array['kname']
+    if todo['bitmap_busy']:
+        module.warn('%s (%s): the write-intent bitmap stays %s while the array is %s (the kernel refuses the change '
+                    'then); a run after it ends sets bitmap=%s'
+                    % (array['device'], array['kname'], array['bitmap'], array['status'], params['bitmap']))
+    if todo['bitmap']:
+        runner('bitmap', ['mdadm', '--grow', '--bitmap=%s' % todo['bitmap'], device])
+    if todo['sync_speed_max']:
+        # tee writes the attribute (a command, so check mode records it like the others).
+        runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % array['kname']],
+               data='%s\n' % todo['sync_speed_max'])
+    return bool(todo['bitmap'] or todo['sync_speed_max'])
 
 
 def ensure_absent(module, params, runner, members=None):
@@ -732,7 +793,7 @@ def describe(array):
     return '\n'.join(lines) + '\n'
 
 
-ARRAY_KEYS = ('name', 'state', 'level', 'devices', 'chunk_kb', 'layout', 'metadata')
+ARRAY_KEYS = ('name', 'state', 'level', 'devices', 'chunk_kb', 'layout', 'metadata', 'bitmap', 'sync_speed_max')
 SHARED_KEYS = ('force', 'update_conf', 'mdadm_conf')
 
 
@@ -856,6 +917,8 @@ def main():
         chunk_kb=dict(type='int'),
         layout=dict(type='str'),
         metadata=dict(type='str'),
+        bitmap=dict(type='str', choices=['internal', 'none']),
+        sync_speed_max=dict(type='str'),
     )
     module = AnsibleModule(
         # The single form takes the per-array options at the top level (name optional there).

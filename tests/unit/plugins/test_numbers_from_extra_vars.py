@@ -54,7 +54,10 @@ EXAMPLES = {
     'kernel_tuning_nr_hugepages': 2, 'md_raid_xfs_speed_limit_min': 1000, 'md_raid_xfs_speed_limit_max': 200000,
     'nvme_sched_nr_requests': 64, 'nvmeof_initiator_nr_io_queues': 4, 'nvmeof_initiator_keep_alive_tmo': 5,
     'k8s_node_labels_nvmeof_read_ahead_kb': 4096, 'warmup_page_cache_workers': 4, 'warmup_traffic_timeout': 60,
+    'md_raid_xfs_resync_speed_outside_window': 10000,
 }
+# What else an option needs set to be valid at all.
+CONTEXT = {'md_raid_xfs_resync_speed_outside_window': {'md_raid_xfs_check_policy': 'window'}}
 
 
 def number_options():
@@ -81,7 +84,7 @@ def test_there_are_number_options_and_each_role_is_placed():
 
 @pytest.mark.parametrize('role, name', [o for o in number_options() if o[0] in RULES])
 def test_a_number_given_as_a_string_passes_as_the_number_does(role, name):
-    params = defaults(role)
+    params = dict(defaults(role), **CONTEXT.get(name, {}))
     value = params.get(name) if params.get(name) is not None else EXAMPLES[name]
     as_number = RULES[role](dict(copy.deepcopy(params), **{name: value}))
     as_string = RULES[role](dict(copy.deepcopy(params), **{name: str(value)}))

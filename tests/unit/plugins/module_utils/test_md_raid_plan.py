@@ -36,6 +36,7 @@ def settings(**overrides):
         'md_raid_xfs_check_start': GOOD_CALENDAR, 'md_raid_xfs_check_continue': GOOD_CALENDAR,
         'md_raid_xfs_check_duration': '3 hours', 'md_raid_xfs_fstrim_timer': True,
         'md_raid_xfs_readahead_rules_file': '/etc/udev/rules.d/61-inferops-readahead.rules',
+        'md_raid_xfs_resync_speed_outside_window': None,
     }
     base.update(overrides)
     return base
@@ -131,7 +132,7 @@ def test_lab_values_are_valid():
     (settings(md_raid_xfs_arrays=['models']),
      ['md_raid_xfs_arrays[0] = "models": must be a mapping (name, level, devices, ...)']),
     (with_array(0, size='1T'), ['md_raid_xfs_arrays[0] (models): unknown key "size" (known: name, level, devices, '
-                                'chunk_kb, layout, mount, mount_opts, read_ahead_kb)']),
+                                'chunk_kb, layout, bitmap, mount, mount_opts, read_ahead_kb)']),
     (with_array(0, name='my models'), ['md_raid_xfs_arrays[0] (my models).name = "my models": must be 1-32 letters, '
                                        'digits, _, . or -']),
     (with_array(1, name='models'), ['md_raid_xfs_arrays[1] (models).name = "models": duplicate array name']),
@@ -195,6 +196,18 @@ def test_lab_values_are_valid():
         'md_raid_xfs_check_start = "Sun \\"2\\"": must be a systemd calendar expression (OnCalendar=)']),
     (settings(md_raid_xfs_check_duration='forever'), [
         'md_raid_xfs_check_duration = "forever": must read "<n> minutes" or "<n> hours"']),
+    (with_array(0, bitmap='internal'), [
+        'md_raid_xfs_arrays[0] (models).bitmap = "internal": RAID0 keeps no redundancy, so a write-intent bitmap '
+        'has nothing to resync; remove it']),
+    (with_array(1, bitmap='yes'), [
+        'md_raid_xfs_arrays[1] (index).bitmap = "yes": must be internal, none or null (not managed)']),
+    (settings(md_raid_xfs_resync_speed_outside_window=0), [
+        'md_raid_xfs_resync_speed_outside_window = 0: must be a positive integer (KiB/s) or null']),
+    (settings(md_raid_xfs_resync_speed_outside_window='slow'), [
+        'md_raid_xfs_resync_speed_outside_window = "slow": must be a positive integer (KiB/s) or null']),
+    (settings(md_raid_xfs_resync_speed_outside_window=10000, md_raid_xfs_check_policy='disabled'), [
+        'md_raid_xfs_resync_speed_outside_window = 10000: needs md_raid_xfs_check_policy: window (the maintenance '
+        'window it is lifted in), got "disabled"']),
 ])
 def test_input_errors(s, messages):
     errors = plan.input_errors(s)
@@ -251,6 +264,8 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
     assert plan.filesystems(info, s, check_mode=True)[0]['xfs_mount'] == {
         'path': '/data/models', 'src': 'UUID=(assigned-by-mkfs.xfs)', 'opts': OPTS}
     todo = plan.plan(info, s)
+    for key in ('stop_resync_window', 'resync_window', 'mdadm'):   # test_plan_resync_throttle's
+        todo.pop(key)
     assert todo == {
         'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'],
         'start': ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer'],
@@ -362,7 +377,12 @@ def test_plan_units():
             'sysctl': {'speed_limit_min': None, 'speed_limit_max': None}, 'autocheck': 'false'}
     s = settings(md_raid_xfs_check_policy='disabled', md_raid_xfs_fstrim_timer=False)
     todo = plan.plan(info, s)
+    mdadm = [dict(a['mdadm']) for a in plan.want(s)]
+    mdadm[1]['sync_speed_max'] = 'system'   # no throttle: the redundant array follows the system limit
     assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
+                    'stop_resync_window': [],
+                    'resync_window': {'throttle': None, 'seconds': 10800, 'arrays': ['models', 'index']},
+                    'mdadm': mdadm,
                     'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
                     'set_now': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}, 'autocheck': False}
     # A kernel that holds them already: nothing to set now (sysctl_runtime does not run); the drop-in keeps both.
@@ -370,3 +390,87 @@ def test_plan_units():
     assert plan.plan(info, s)['set_now'] == {}
     info['sysctl'] = {'speed_limit_min': 10000, 'speed_limit_max': 200000}
     assert plan.plan(info, s)['set_now'] == {'dev.raid.speed_limit_max': 50000}
+
+
+# ---------------------------------------------------------------- bitmap and the resync throttle (issue 33 item 10)
+
+@pytest.mark.parametrize('level, bitmap, problem', [
+    ('10', None, None), ('10', 'internal', None), ('10', 'none', None), ('1', 'internal', None), ('0', 'none', None),
+    ('0', 'internal', 'RAID0 keeps no redundancy, so a write-intent bitmap has nothing to resync; remove it'),
+    ('10', 'external', 'must be internal, none or null (not managed)'),
+])
+def test_bitmap_problem(level, bitmap, problem):
+    assert plan.bitmap_problem(level, bitmap) == problem
+
+
+@pytest.mark.parametrize('value, problem', [
+    (None, None), ('system', None), ('10000', None), (10000, None),
+    ('0', 'must be a positive whole number of KiB/s or system'), ('fast', 'must be a positive whole number of KiB/s or system'),
+    ('-5', 'must be a positive whole number of KiB/s or system'),
+])
+def test_sync_speed_problem(value, problem):
+    assert plan.sync_speed_problem(value) == problem
+
+
+CLEAN = {'status': 'clean', 'bitmap': 'none', 'sync_speed_max_kb': 200000, 'sync_speed_max_local': False}
+
+
+@pytest.mark.parametrize('array, bitmap, speed, todo', [
+    # Nothing requested, or the array holds it already: nothing to do.
+    (CLEAN, None, None, {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': None}),
+    (CLEAN, 'none', 'system', {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': None}),
+    (dict(CLEAN, bitmap='internal', sync_speed_max_kb=10000, sync_speed_max_local=True), 'internal', '10000',
+     {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': None}),
+    # A bitmap to add, a throttle to set.
+    (CLEAN, 'internal', '10000', {'bitmap': 'internal', 'bitmap_busy': False, 'sync_speed_max': '10000'}),
+    # Another local limit than the throttle; a local limit when the system's is asked for.
+    (dict(CLEAN, sync_speed_max_kb=5000, sync_speed_max_local=True), None, '10000',
+     {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': '10000'}),
+    (dict(CLEAN, sync_speed_max_kb=10000, sync_speed_max_local=True), None, 'system',
+     {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': 'system'}),
+    # The system limit equal to the throttle is not the throttle (a later sysctl change would lift it).
+    (dict(CLEAN, sync_speed_max_kb=10000), None, '10000', {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': '10000'}),
+    # While the array resyncs the kernel refuses a bitmap change: busy, not planned; the throttle still applies.
+    (dict(CLEAN, status='resyncing'), 'internal', '10000', {'bitmap': None, 'bitmap_busy': True, 'sync_speed_max': '10000'}),
+    (dict(CLEAN, status='recovering', bitmap='internal'), 'none', None, {'bitmap': None, 'bitmap_busy': True, 'sync_speed_max': None}),
+    # Attributes the kernel does not show (RAID0 has neither) are left alone.
+    ({'status': 'clean', 'bitmap': None, 'sync_speed_max_kb': None, 'sync_speed_max_local': None}, 'internal', '10000',
+     {'bitmap': None, 'bitmap_busy': False, 'sync_speed_max': None}),
+])
+def test_array_tuning(array, bitmap, speed, todo):
+    assert plan.array_tuning(array, bitmap, speed) == todo
+
+
+@pytest.mark.parametrize('duration, seconds', [
+    ('3 hours', 10800), ('1 hour', 3600), ('90 minutes', 5400), ('1 minute', 60), ('0 hours', None), ('3h', None), (3, None),
+])
+def test_duration_seconds(duration, seconds):
+    assert plan.duration_seconds(duration) == seconds
+
+
+def test_plan_resync_throttle():
+    units = dict((u, {'enabled': 'not-found', 'active': 'inactive'}) for u in (
+        'fstrim.timer', 'mdcheck_start.timer', 'mdcheck_continue.timer', 'inferops-mdcheck-start.timer',
+        'inferops-mdcheck-continue.timer', plan.RESYNC_WINDOW_TIMER, plan.RESYNC_WINDOW_SERVICE))
+    info = {'arrays': {}, 'units': units, 'sysctl': {'speed_limit_min': 10000, 'speed_limit_max': 50000},
+            'autocheck': 'false'}
+    s = with_array(1, bitmap='internal')
+    s['md_raid_xfs_resync_speed_outside_window'] = '20000'   # -e gives a string
+    todo = plan.plan(info, s)
+    assert todo['resync_window'] == {'throttle': 20000, 'seconds': 10800, 'arrays': ['models', 'index']}
+    assert plan.RESYNC_WINDOW_TIMER in todo['start'] and todo['stop_resync_window'] == []
+    # The RAID0 array is not given a limit (it has no resync); the RAID10 one the throttle and its bitmap.
+    assert 'sync_speed_max' not in todo['mdadm'][0] and 'bitmap' not in todo['mdadm'][0]
+    assert todo['mdadm'][1]['sync_speed_max'] == '20000' and todo['mdadm'][1]['bitmap'] == 'internal'
+    # While the window's service runs, the arrays are left as its start set them.
+    units[plan.RESYNC_WINDOW_SERVICE] = {'enabled': 'static', 'active': 'active'}
+    units[plan.RESYNC_WINDOW_TIMER] = {'enabled': 'enabled', 'active': 'active'}
+    todo = plan.plan(info, s)
+    assert todo['mdadm'][1]['sync_speed_max'] is None and plan.RESYNC_WINDOW_TIMER not in todo['start']
+    # The throttle removed: its units stopped, the arrays back on the system limit (the window's service too,
+    # which also ends any window running now).
+    s['md_raid_xfs_resync_speed_outside_window'] = None
+    units[plan.RESYNC_WINDOW_SERVICE] = {'enabled': 'static', 'active': 'inactive'}
+    todo = plan.plan(info, s)
+    assert todo['stop_resync_window'] == [plan.RESYNC_WINDOW_TIMER, plan.RESYNC_WINDOW_SERVICE]
+    assert todo['mdadm'][1]['sync_speed_max'] == 'system' and todo['resync_window']['throttle'] is None

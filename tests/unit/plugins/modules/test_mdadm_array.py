@@ -420,7 +420,7 @@ def test_validation_before_anything(tmp_path, monkeypatch, conf, args, needle):
 
 def test_raid10_two_members_is_accepted():
     params = {'name': 'index', 'state': 'present', 'level': '10', 'devices': INDEX, 'chunk_kb': None, 'layout': None,
-              'metadata': None, 'force': False}
+              'metadata': None, 'bitmap': None, 'sync_speed_max': None, 'force': False}
     assert mdadm_array.validate(params) == ('10', 2)
     params['devices'] = MODEL
     assert mdadm_array.validate(params) == ('10', 2)
