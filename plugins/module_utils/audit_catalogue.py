@@ -52,7 +52,7 @@ ROLE_VARIABLES = {
         'nvme_sched_serials')),
     'md_raid_xfs': dict((name, name) for name in (
         'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer', 'md_raid_xfs_mdadm_conf',
-        'md_raid_xfs_update_initramfs')),
+        'md_raid_xfs_update_initramfs', 'md_raid_xfs_resync_speed_outside_window')),
     'nvmeof_initiator': dict((name, name) for name in ('nvmeof_initiator_connections',
                                                        'nvmeof_initiator_read_ahead_sectors')),
     'irq_affinity': dict((name, name) for name in (

@@ -283,6 +283,44 @@ def md_readahead(check, reads, expected):
     return results
 
 
+@Check('storage.md_resync', 'Write-intent bitmap and resync throttle as md_raid_xfs sets them', 'major',
+       '/sys/block/<md>/md/{bitmap/location,sync_speed_max}, systemctl show ' + md_raid_plan.RESYNC_WINDOW_SERVICE,
+       FIX_MD + ' (md_raid_xfs_arrays[].bitmap, md_raid_xfs_resync_speed_outside_window)')
+def md_resync(check, reads, expected):
+    """Seed 000's rebuild at peak: the bitmap an array asks for, and outside the maintenance window (its service
+    not running) the array's own sync_speed_max at md_raid_xfs_resync_speed_outside_window."""
+    info = read(reads, 'md_info')
+    throttle = md_raid_plan.resync_throttle(expected)
+    window = (info.get('units') or {}).get(md_raid_plan.RESYNC_WINDOW_SERVICE)
+    results = []
+    for want, found in _running(check, info, expected, results):
+        if want['level'] == '0' or (want['bitmap'] is None and throttle is None):
+            results.append(check.skip('neither md_raid_xfs_arrays[].bitmap nor md_raid_xfs_resync_speed_outside_window '
+                                      'applies to RAID%s %s' % (want['level'], want['name']), subject=_subject(want)))
+            continue
+        wanted, observed, problems = {}, {}, []
+        if want['bitmap'] is not None:
+            wanted['bitmap'], observed['bitmap'] = want['bitmap'], found.get('bitmap')
+            if found.get('bitmap') != want['bitmap']:
+                problems.append('write-intent bitmap %s, md_raid_xfs_arrays[].bitmap is %s' % (
+                    found.get('bitmap'), want['bitmap']))
+        if throttle is not None and window is not None and window.get('active') in ('active', 'activating'):
+            wanted['sync_speed_max'] = 'system (the maintenance window is open)'
+            observed['sync_speed_max'] = found.get('sync_speed_max_kb')
+        elif throttle is not None:
+            wanted['sync_speed_max'] = '%d KiB/s (local)' % throttle
+            source = 'local' if found.get('sync_speed_max_local') else 'system'
+            observed['sync_speed_max'] = '%s KiB/s (%s)' % (found.get('sync_speed_max_kb'), source)
+            if not (found.get('sync_speed_max_local') and found.get('sync_speed_max_kb') == throttle):
+                problems.append('resync limit %s outside the maintenance window, md_raid_xfs_resync_speed_outside_window '
+                                'is %d KiB/s' % (observed['sync_speed_max'], throttle))
+        if problems:
+            results.append(check.fail(_subject(want), wanted, observed, '%s: %s' % (want['name'], '; '.join(problems))))
+        else:
+            results.append(check.passed(_subject(want), wanted, observed))
+    return results
+
+
 @Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
        'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
 def fstrim(check, reads, expected):
@@ -324,5 +362,5 @@ def nvme_queue_settings(check, reads, expected):
     return results
 
 
-CHECKS = [md_present, md_health, md_layout, md_conf, mount, xfs_stripe, xfs_ftype, free_space, md_readahead, fstrim,
-          nvme_queue_settings]
+CHECKS = [md_present, md_health, md_layout, md_conf, mount, xfs_stripe, xfs_ftype, free_space, md_readahead, md_resync,
+          fstrim, nvme_queue_settings]

@@ -360,7 +360,7 @@ def want(settings):
         if layout is not None:
             mdadm['layout'] = layout
         out.append({
-            'name': name, 'level': level, 'devices': devices,
+            'name': name, 'level': level, 'devices': devices, 'bitmap': a.get('bitmap'),
             'chunk_kb': uint(chunk) if stripe else None, 'layout': layout,
             'mount': a.get('mount'), 'mount_opts': a.get('mount_opts', settings.get('md_raid_xfs_mount_opts')),
             'read_ahead_kb': a.get('read_ahead_kb'), 'data_disks': data_disks,

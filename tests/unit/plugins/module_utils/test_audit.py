@@ -539,6 +539,36 @@ def test_fstrim(recorded):
     assert skip['status'] == 'SKIP' and skip['reason'] == 'not in the local_nvme group: the md_raid_xfs role does not run on this host'
 
 
+def _resync_state(recorded, bitmap, speed_kb, local, window='inactive'):
+    """The recorded md_info with the index array's bitmap and resync limit as md.array_status reports them, and the
+    resync window's service in state ``window``."""
+    md = copy.deepcopy(recorded['md_info'])
+    md['arrays']['index'].update(bitmap=bitmap, sync_speed_max_kb=speed_kb, sync_speed_max_local=local)
+    md['units']['inferops-md-resync-window.service'] = {'enabled': 'static', 'active': window}
+    return md
+
+
+def test_md_resync(recorded):
+    index = copy.deepcopy(LAB['md_raid_xfs_arrays'])
+    index[1]['bitmap'] = 'internal'
+    throttled = {'md_raid_xfs_arrays': index, 'md_raid_xfs_resync_speed_outside_window': 2000}
+    # Neither set (the lab inventory): nothing to judge; the RAID0 array never has either.
+    assert set(statuses(results(recorded, 'storage.md_resync')).values()) == {'SKIP'}
+    held = results(recorded, 'storage.md_resync', throttled, md_info=_resync_state(recorded, 'internal', 2000, True))
+    assert statuses(held) == {'/dev/md/models': 'SKIP', '/dev/md/index': 'PASS'}
+    assert held[1]['observed'] == {'bitmap': 'internal', 'sync_speed_max': '2000 KiB/s (local)'}
+    # Drift: no bitmap, the system limit outside the window - both named.
+    drift = results(recorded, 'storage.md_resync', throttled, md_info=_resync_state(recorded, 'none', 200000, False))
+    assert drift[1]['status'] == 'FAIL' and drift[1]['reason'] == (
+        'index: write-intent bitmap none, md_raid_xfs_arrays[].bitmap is internal; resync limit 200000 KiB/s (system) '
+        'outside the maintenance window, md_raid_xfs_resync_speed_outside_window is 2000 KiB/s')
+    # While the window's service runs, the system limit is what the role wants.
+    open_window = results(recorded, 'storage.md_resync', throttled,
+                          md_info=_resync_state(recorded, 'internal', 200000, False, window='active'))
+    assert open_window[1]['status'] == 'PASS'
+    assert open_window[1]['expected']['sync_speed_max'] == 'system (the maintenance window is open)'
+
+
 def test_nvme_queue(recorded):
     found = results(recorded, 'storage.nvme_queue')
     assert len(found) == 6 and set(statuses(found).values()) == {'PASS'}
