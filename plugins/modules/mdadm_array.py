@@ -93,7 +93,8 @@ options:
     description:
       - The array's own resync speed limit, C(/sys/block/mdX/md/sync_speed_max) - KiB/s (a whole number as
         a string), or V(system) to follow C(dev.raid.speed_limit_max) again. Set on a running array when it
-        differs (not on one this call creates, which resyncs at the system limit). Default V(null) - leave it.
+        differs, and on an array this call creates right after C(mdadm --create) (its first resync is held too).
+        Default V(null) - leave it.
     type: str
   arrays:
     description:
@@ -742,6 +743,12 @@ def ensure_present(module, params, level, members, runner):
     # --run suppresses mdadm's questions; answer "no" to anything it would still ask.
     runner('created', args, data='n\n')
     runner.settle()
+    # The new array's first resync is a resync like any other: held to the limit from the start (a later run
+    # would otherwise set it, and a second run must change nothing).
+    if params['sync_speed_max'] not in (None, 'system'):
+        kname = None if module.check_mode else find_running(runner.cmd, name, knames)
+        runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % (kname or '<%s>' % target)],
+               data='%s\n' % params['sync_speed_max'])
     return before, None
 
 

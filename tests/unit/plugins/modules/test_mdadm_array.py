@@ -409,6 +409,8 @@ def test_force_wipes_then_creates(tmp_path, monkeypatch, conf):
     ({'name': 'bad name'}, "name='bad name': must be 1-32 letters"),
     ({'metadata': '2.0'}, "metadata='2.0' is not an md superblock format"),
     ({'state': 'absent'}, "state=absent destroys array 'model' (stop + zero superblocks); it requires force=true"),
+    ({'bitmap': 'internal'}, "bitmap='internal': RAID0 keeps no redundancy, so a write-intent bitmap has nothing to resync"),
+    ({'sync_speed_max': 'fast'}, "sync_speed_max='fast': must be a positive whole number of KiB/s or system"),
 ])
 def test_validation_before_anything(tmp_path, monkeypatch, conf, args, needle):
     system = FakeSystem(tmp_path, monkeypatch, 'fresh')
@@ -647,3 +649,32 @@ def test_update_conf_text(before, new_line, after):
 def test_kernel_uuid_to_mdadm():
     assert md.kernel_uuid_to_mdadm('ae809e5b-1362-128b-161f-63bf74fd1500') == MODEL_UUID
     assert md.kernel_uuid_to_mdadm('') is None
+
+
+# ---------------------------------------------------------------- bitmap and resync limit (issue 33 item 10)
+
+def test_create_with_bitmap_and_held_resync(tmp_path, monkeypatch, conf):
+    """A new RAID10 array is created with its bitmap and held to its resync limit from its first resync."""
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    system.blank_members(['nvme4n1', 'nvme5n1'])
+    create = CREATE_INDEX[:6] + ['--bitmap=internal'] + CREATE_INDEX[6:]
+    hold = ['tee', '/sys/block/md126/md/sync_speed_max']
+    system.on(create, out='@mdadm/create_raid10.txt', err='@mdadm/create_raid10.txt.stderr', then='raid10_resync')
+    system.on(SETTLE)
+    system.on(hold, out='2000\n')
+    answer_index(system, 'raid10_resync')
+    failed, result = run_module(mdadm_array.main, list_args(conf, index_entry(bitmap='internal', sync_speed_max='2000')))
+    assert not failed, result
+    assert result['commands'] == [create, hold]
+    assert result['actions'] == ['created', 'sync_speed_max', 'conf_updated']
+
+
+def test_create_check_mode_names_the_held_resync(tmp_path, monkeypatch, conf):
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    system.blank_members(['nvme4n1', 'nvme5n1'])
+    failed, result = run_module(mdadm_array.main, list_args(conf, index_entry(bitmap='internal', sync_speed_max='2000')),
+                                check_mode=True)
+    assert not failed, result
+    assert result['actions'] == ['created', 'sync_speed_max', 'conf_updated']
+    assert result['commands'][-1] == ['tee', '/sys/block/</dev/md/index>/md/sync_speed_max']
+    assert changing(system) == [] and [c for c in system.calls if c[0] == 'tee'] == []
