@@ -448,7 +448,7 @@ def plan(info, settings):
     now, as ``md_info`` read them, for the module ``sysctl_runtime``: none on a converged host, so it does not
     run), ``autocheck`` (Debian's monthly check to turn off), ``stop_resync_window`` (the resync window's units to
     stop and disable, left from an earlier throttle), ``resync_window`` (``throttle`` KiB/s or None, the window's
-    ``seconds``, the role's ``arrays`` by name: what its files say) and ``mdadm`` (the module mdadm_array's
+    ``seconds``, the role's redundant ``arrays`` by name: what its files say) and ``mdadm`` (the module mdadm_array's
     entries: ``want``'s, with ``sync_speed_max`` - the throttle, V(system) without one, None while the window is
     open - for the redundant levels).
     """
@@ -470,7 +470,7 @@ def plan(info, settings):
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
         'stop_resync_window': [u for u in (RESYNC_WINDOW_TIMER, RESYNC_WINDOW_SERVICE) if u in present and not throttle],
         'resync_window': {'throttle': throttle, 'seconds': duration_seconds(settings.get('md_raid_xfs_check_duration')),
-                          'arrays': [a['name'] for a in want(settings)]},
+                          'arrays': [a['name'] for a in want(settings) if a['level'] != '0']},
         'mdadm': [dict(a['mdadm'], sync_speed_max=speed) if a['level'] != '0' else a['mdadm'] for a in want(settings)],
         'limits': limits(settings),
         'set_now': dict((key, value) for key, value in limits(settings).items()

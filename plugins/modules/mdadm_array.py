@@ -293,7 +293,8 @@ arrays:
 array:
   description: >-
     The array after the call (in check mode, as planned; null for O(state=absent)). When the module fails because
-    an existing array differs from the request, the existing array.
+    an existing array differs from the request, the existing array. Also the write-intent bitmap and the resync
+    limit, as M(inferops.node.md_info) reports them (C(bitmap), C(sync_speed_max_kb), C(sync_speed_max_local)).
   returned: with O(name)
   type: dict
   contains:
@@ -366,15 +367,6 @@ array:
     sync_finish:
       description: Estimated time left from C(/proc/mdstat), for example V(55.2min).
       type: str
-    bitmap:
-      description: 'Write-intent bitmap - V(internal), V(none), V(file); null where the kernel shows none (RAID0).'
-      type: str
-    sync_speed_max_kb:
-      description: 'The resync speed limit in force (C(/sys/block/mdX/md/sync_speed_max)), KiB/s.'
-      type: int
-    sync_speed_max_local:
-      description: Whether that limit is the array's own (V(true)) or the system's C(dev.raid.speed_limit_max).
-      type: bool
     members:
       description: >-
         Member devices with their role (slot number, V(spare), V(faulty)), the C(mdadm --detail) state words
@@ -748,7 +740,7 @@ def ensure_present(module, params, level, members, runner):
     if params['sync_speed_max'] not in (None, 'system'):
         kname = None if module.check_mode else find_running(runner.cmd, name, knames)
         runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % (kname or '<%s>' % target)],
-               data='%s\n' % params['sync_speed_max'])
+               data=params['sync_speed_max'])
     return before, None
 
 
@@ -764,9 +756,10 @@ def tune(module, params, array, runner):
     if todo['bitmap']:
         runner('bitmap', ['mdadm', '--grow', '--bitmap=%s' % todo['bitmap'], device])
     if todo['sync_speed_max']:
-        # tee writes the attribute (a command, so check mode records it like the others).
+        # tee writes the attribute (a command, so check mode records it like the others). No newline of our own:
+        # run_command adds one, and the kernel refuses "12000\n\n" (EINVAL, seen in the lab).
         runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % array['kname']],
-               data='%s\n' % todo['sync_speed_max'])
+               data=todo['sync_speed_max'])
     return bool(todo['bitmap'] or todo['sync_speed_max'])
 
 

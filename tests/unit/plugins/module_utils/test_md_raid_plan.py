@@ -381,7 +381,7 @@ def test_plan_units():
     mdadm[1]['sync_speed_max'] = 'system'   # no throttle: the redundant array follows the system limit
     assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
                     'stop_resync_window': [],
-                    'resync_window': {'throttle': None, 'seconds': 10800, 'arrays': ['models', 'index']},
+                    'resync_window': {'throttle': None, 'seconds': 10800, 'arrays': ['index']},
                     'mdadm': mdadm,
                     'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
                     'set_now': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000}, 'autocheck': False}
@@ -456,8 +456,9 @@ def test_plan_resync_throttle():
             'autocheck': 'false'}
     s = with_array(1, bitmap='internal')
     s['md_raid_xfs_resync_speed_outside_window'] = '20000'   # -e gives a string
+    assert plan.input_errors(s) == []
     todo = plan.plan(info, s)
-    assert todo['resync_window'] == {'throttle': 20000, 'seconds': 10800, 'arrays': ['models', 'index']}
+    assert todo['resync_window'] == {'throttle': 20000, 'seconds': 10800, 'arrays': ['index']}
     assert plan.RESYNC_WINDOW_TIMER in todo['start'] and todo['stop_resync_window'] == []
     # The RAID0 array is not given a limit (it has no resync); the RAID10 one the throttle and its bitmap.
     assert 'sync_speed_max' not in todo['mdadm'][0] and 'bitmap' not in todo['mdadm'][0]
@@ -474,3 +475,4 @@ def test_plan_resync_throttle():
     todo = plan.plan(info, s)
     assert todo['stop_resync_window'] == [plan.RESYNC_WINDOW_TIMER, plan.RESYNC_WINDOW_SERVICE]
     assert todo['mdadm'][1]['sync_speed_max'] == 'system' and todo['resync_window']['throttle'] is None
+
