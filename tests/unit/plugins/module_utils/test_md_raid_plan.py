@@ -475,4 +475,3 @@ def test_plan_resync_throttle():
     todo = plan.plan(info, s)
     assert todo['stop_resync_window'] == [plan.RESYNC_WINDOW_TIMER, plan.RESYNC_WINDOW_SERVICE]
     assert todo['mdadm'][1]['sync_speed_max'] == 'system' and todo['resync_window']['throttle'] is None
-
