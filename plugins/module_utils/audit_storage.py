@@ -25,8 +25,6 @@ FIX_MD_HEALTH = ('replace the failed drive, then add it by hand in a rebuild win
 # defaults hold on every host, so a check that judges a host by a default alone runs on this group only - an
 # NVMe-oF initiator's namespaces at its role's 4096 KiB are no nvme_sched drift from 2048.
 LOCAL_NVME = 'local_nvme'
-# md_info statuses: a running resync or check is not a failure, but the array is not at full speed.
-BUSY = ('resyncing', 'recovering', 'reshaping', 'checking')
 
 
 def _arrays(expected):
@@ -78,7 +76,7 @@ def md_health(check, reads, expected):
                     'sync_action': found.get('sync_action'), 'sync_percent': found.get('sync_percent')}
         if status in ('degraded', 'inactive') or found.get('degraded') or found.get('failed'):
             results.append(check.fail(_subject(want), 'clean', observed, '%s: %s' % (want['name'], found.get('summary'))))
-        elif status in BUSY:
+        elif status in md_raid_plan.BUSY_STATUSES:
             results.append(check.warn(_subject(want), 'clean', observed, '%s %s %s%%' % (
                 want['name'], status, found.get('sync_percent'))))
         else:
@@ -291,7 +289,6 @@ def md_resync(check, reads, expected):
     not running) the array's own sync_speed_max at md_raid_xfs_resync_speed_outside_window."""
     info = read(reads, 'md_info')
     throttle = md_raid_plan.resync_throttle(expected)
-    window = (info.get('units') or {}).get(md_raid_plan.RESYNC_WINDOW_SERVICE)
     results = []
     for want, found in _running(check, info, expected, results):
         if want['level'] == '0' or (want['bitmap'] is None and throttle is None):
@@ -304,7 +301,7 @@ def md_resync(check, reads, expected):
             if found.get('bitmap') != want['bitmap']:
                 problems.append('write-intent bitmap %s, md_raid_xfs_arrays[].bitmap is %s' % (
                     found.get('bitmap'), want['bitmap']))
-        if throttle is not None and window is not None and window.get('active') in ('active', 'activating'):
+        if throttle is not None and md_raid_plan.resync_window_open(info.get('units') or {}):
             wanted['sync_speed_max'] = 'system (the maintenance window is open)'
             observed['sync_speed_max'] = found.get('sync_speed_max_kb')
         elif throttle is not None:

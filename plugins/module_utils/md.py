@@ -183,10 +183,9 @@ def array_status(runner, kname, name, members=None):
         'sync_action': action, 'sync_percent': percent if status in SYNC_STATUS.values() else None,
         'sync_speed': sync.get('speed'), 'sync_finish': sync.get('finish'),
         'bitmap': bitmap_kind(sysstate['bitmap_location']),
-        'sync_speed_max_kb': sync_speed(sysstate['sync_speed_max'])[0],
-        'sync_speed_max_local': sync_speed(sysstate['sync_speed_max'])[1],
         'members': member_list, 'missing_members': [],
     }
+    result['sync_speed_max_kb'], result['sync_speed_max_local'] = sync_speed(sysstate['sync_speed_max'])
     if members is not None:
         in_sync = set(m['kname'] for m in member_list if m['in_sync'] and status != 'inactive')
         result['missing_members'] = [m['path'] for m in members if m['kname'] not in in_sync]

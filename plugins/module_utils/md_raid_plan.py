@@ -47,7 +47,8 @@ WINDOW_TIMERS = ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.time
 # Lifts md_raid_xfs_resync_speed_outside_window for the length of the window (its timer: the window's start).
 RESYNC_WINDOW_TIMER = 'inferops-md-resync-window.timer'
 RESYNC_WINDOW_SERVICE = 'inferops-md-resync-window.service'
-# The kernel refuses a bitmap change while one of these runs (md's update_array_info: -EBUSY).
+# md_info statuses of a running resync, rebuild or check: the array is not at full speed, and the kernel refuses
+# a bitmap change meanwhile (md's update_array_info: -EBUSY).
 BUSY_STATUSES = ('resyncing', 'recovering', 'reshaping', 'checking')
 DISTRO_TIMERS = ['mdcheck_start.timer', 'mdcheck_continue.timer']
 FORCE_HINT = ' (md_raid_xfs_force: true wipes it)'
@@ -427,6 +428,11 @@ def host_errors(info, settings):
     return out
 
 
+def resync_window_open(units):
+    """Whether the resync window's service runs (md_info's ``units``): then the arrays follow the system limit."""
+    return (units.get(RESYNC_WINDOW_SERVICE) or {}).get('active') in ('active', 'activating')
+
+
 def resync_throttle(settings):
     """md_raid_xfs_resync_speed_outside_window as KiB/s, None when unset (or invalid: input_errors says so)."""
     value = settings.get('md_raid_xfs_resync_speed_outside_window')
@@ -462,16 +468,16 @@ def plan(info, settings):
         WINDOW_TIMERS if policy == 'window' else []) + ([RESYNC_WINDOW_TIMER] if throttle else [])
     # Outside the window the arrays are held to the throttle now; while the window's service runs, its own
     # start lifted it (left alone); without a throttle the role's arrays follow the system limit again.
-    window_open = (units.get(RESYNC_WINDOW_SERVICE) or {}).get('active') in ('active', 'activating')
-    speed = None if window_open else ('%d' % throttle if throttle else 'system')
+    speed = None if resync_window_open(units) else ('%d' % throttle if throttle else 'system')
+    arrays = want(settings)
     return {
         'mask': [u for u in DISTRO_TIMERS if u not in masked] if policy in ('disabled', 'window') else [],
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
         'stop_resync_window': [u for u in (RESYNC_WINDOW_TIMER, RESYNC_WINDOW_SERVICE) if u in present and not throttle],
         'resync_window': {'throttle': throttle, 'seconds': duration_seconds(settings.get('md_raid_xfs_check_duration')),
-                          'arrays': [a['name'] for a in want(settings) if a['level'] != '0']},
-        'mdadm': [dict(a['mdadm'], sync_speed_max=speed) if a['level'] != '0' else a['mdadm'] for a in want(settings)],
+                          'arrays': [a['name'] for a in arrays if a['level'] != '0']},
+        'mdadm': [dict(a['mdadm'], sync_speed_max=speed) if a['level'] != '0' else a['mdadm'] for a in arrays],
         'limits': limits(settings),
         'set_now': dict((key, value) for key, value in limits(settings).items()
                         if (info.get('sysctl') or {}).get(key[len('dev.raid.'):]) != value),

@@ -739,8 +739,7 @@ def ensure_present(module, params, level, members, runner):
     # would otherwise set it, and a second run must change nothing).
     if params['sync_speed_max'] not in (None, 'system'):
         kname = None if module.check_mode else find_running(runner.cmd, name, knames)
-        runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % (kname or '<%s>' % target)],
-               data=params['sync_speed_max'])
+        set_sync_speed(runner, kname or '<%s>' % target, params['sync_speed_max'])
     return before, None
 
 
@@ -756,11 +755,14 @@ def tune(module, params, array, runner):
     if todo['bitmap']:
         runner('bitmap', ['mdadm', '--grow', '--bitmap=%s' % todo['bitmap'], device])
     if todo['sync_speed_max']:
-        # tee writes the attribute (a command, so check mode records it like the others). No newline of our own:
-        # run_command adds one, and the kernel refuses "12000\n\n" (EINVAL, seen in the lab).
-        runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % array['kname']],
-               data=todo['sync_speed_max'])
+        set_sync_speed(runner, array['kname'], todo['sync_speed_max'])
     return bool(todo['bitmap'] or todo['sync_speed_max'])
+
+
+def set_sync_speed(runner, kname, value):
+    """Write an array's sync_speed_max. tee writes it: a command, so check mode records it like the others. No
+    newline of our own: run_command adds one, and the kernel refuses "12000\n\n" (EINVAL, seen in the lab)."""
+    runner('sync_speed_max', ['tee', '/sys/block/%s/md/sync_speed_max' % kname], data=value)
 
 
 def ensure_absent(module, params, runner, members=None):
