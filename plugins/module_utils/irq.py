@@ -36,6 +36,7 @@ module_utils/boot_package.py refuses any other import). Keep it that way.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -516,7 +517,7 @@ def apply(entries):
             if exc.managed:
                 entry['status'] = 'managed'
                 entry['managed_source'] = 'write'
-                entry['msg'] = 'kernel-managed IRQ: affinity write refused (EIO)'
+                entry['msg'] = 'kernel-managed IRQ: affinity write refused (%s)' % errno.errorcode.get(exc.errno, exc.errno)
             else:
                 entry['status'] = 'failed'
                 entry['msg'] = '%s' % exc
@@ -686,7 +687,7 @@ def predict_managed(entries, record):
 
 MANAGED_NOTES = {
     'debugfs': 'kernel-managed IRQ (IRQD_AFFINITY_MANAGED in debugfs): a write would be refused (EIO)',
-    'record': 'kernel-managed IRQ (its write was refused with EIO earlier this boot): a write would be refused',
+    'record': 'kernel-managed IRQ (its write was refused with EIO or EPERM earlier this boot): a write would be refused',
     'driver': 'kernel-managed IRQ (NVMe I/O queue vector, the nvme driver allocates them managed): '
               'a write would be refused (EIO)',
 }

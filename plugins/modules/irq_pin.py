@@ -29,9 +29,9 @@ description:
     CPU each, round-robin over the CPU list in IRQ number order; V(local) gives each IRQ the CPUs of
     its device's NUMA node (C(/proc/irq/N/node), else the node of the PCI device listing the IRQ in
     C(msi_irqs)), restricted to the rule's CPU list when one is given.
-  - Kernel-managed IRQs (for example NVMe I/O queue vectors) refuse affinity changes with EIO; they are
-    reported with RV(irqs[].status=managed) and are not an error.
-  - A real run records, per IRQ action name, whether the kernel accepted or refused (EIO) its write in
+  - Kernel-managed IRQs (for example NVMe I/O queue vectors) refuse affinity changes with EIO (EPERM on
+    Linux 6.12, Debian 13); they are reported with RV(irqs[].status=managed) and are not an error.
+  - A real run records, per IRQ action name, whether the kernel accepted or refused (EIO, EPERM) its write in
     C(/run/inferops/irq-managed.json) together with the boot id (C(/proc/sys/kernel/random/boot_id)); the
     C(inferops.node.irq_affinity) role's boot-time script records the same at every boot. The file is on
     tmpfs and a record of another boot is ignored, since IRQ numbers and device names are handed out anew
@@ -220,7 +220,7 @@ irqs:
       sample: '1'
     status:
       description:
-        - V(changed), V(unchanged), V(managed) (kernel-managed, EIO on write) or V(failed).
+        - V(changed), V(unchanged), V(managed) (kernel-managed, EIO or EPERM on write) or V(failed).
         - In check mode and with O(list_only=true), V(changed) means the affinity would be written and
           V(managed) that the write would be refused, as told by RV(irqs[].managed_source).
       type: str

@@ -75,6 +75,20 @@ def test_list_only(guest):
     assert guest.read(AFF % 31) == '1\n'
 
 
+def test_eperm_is_managed_as_on_debian_13(tmp_path, monkeypatch):
+    """Debian 13's kernel (6.12) refuses a managed IRQ's affinity with EPERM, not EIO (the seed_node guest's
+    first site run: nvme<N>q<M> I/O queues, 'Operation not permitted'): managed, not a failed pin."""
+    system = FakeSystem(tmp_path, monkeypatch, 'fresh')
+    for irq, name in irq_utils.irq_names(system.read('/proc/interrupts')).items():
+        if re.match(r'^nvme\d+q[1-9]\d*$', name):
+            system.fail_writes(AFF % irq, errno.EPERM)
+    failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme0q\d+$', 'cpus': '1'}]})
+    assert not failed, result
+    irqs = by_irq(result)
+    assert irqs[33]['status'] == 'managed' and 'EPERM' in irqs[33]['msg']
+    assert result['managed_irqs'] == [33]
+
+
 def test_cpus_policy_with_managed(guest):
     failed, result = run_module(irq_pin.main, {'rules': [{'selector': r'^nvme0q\d+$', 'cpus': '1'}]}, diff=True)
     assert not failed, result
