@@ -107,7 +107,7 @@ stages=(yamllint ansible_lint changelog role_docs alert_rules preflight sanity u
 # Four lanes run at once (see the end of this file): three guest lanes that take the guest
 # scenarios from one queue, in this order, each the next one as soon as it is free, and the
 # static lane (the stages above, then every scenario without a guest). nvmeof_pool (two
-# guests), local_nvme and serving_docker (one each) start together. rollout (three guests of 1 vCPU)
+# guests), local_nvme and seed_node (one each; seed_node replaced serving_docker, which it contains) start together. rollout (three guests of 1 vCPU)
 # left the queue at stop 38: stops 36 and 37 ran out of CI's 90 min with it (4422 s with local_nvme
 # failing early, 5188 s), two cores carrying four guest lanes and the static lane (docs/development.md,
 # "CI time"). Four 2-vCPU guests at once: the guests run
@@ -116,7 +116,7 @@ stages=(yamllint ansible_lint changelog role_docs alert_rules preflight sanity u
 # "CI time"). Stop 20's CI, on multi-threaded TCG, had a fourth guest's kernel stall beside three
 # others. Up to stop 34 a fixed lane ran nvmeof_pool then serving_docker: the critical path
 # (2708 s + more than 2400 s in stop 34's CI run, which ran out of its 5400 s).
-guest_queue=(nvmeof_pool local_nvme serving_docker)
+guest_queue=(seed_node nvmeof_pool local_nvme)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
@@ -129,11 +129,12 @@ for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 # 1000-1250 s alone, about 2000 s in session 16's CI run (beside local_nvme and rollout); 3600 s since
 # 2026-12-06, when a clean-clone run on this machine type ran every guest stage 1.6-2x slower than the
 # week before and serving_docker hit 3000 s in its verify (beside six other guests, one run of mine);
-# 5100 s since stop 34's CI run, where it took 4674 s of its 4800 beside nvmeof_pool and local_nvme.
+# 5100 s since stop 34's CI run, where it took 4674 s of its 4800 beside nvmeof_pool and local_nvme; seed_node
+# (serving_docker with the storage roles and the health check) keeps that limit.
 declare -A limit=(
   [molecule:local_nvme]=5100
   [molecule:nvmeof_pool]=5100 [units]=2400 [preflight]=1200
-  [molecule:rollout]=1500 [molecule:serving_docker]=5100
+  [molecule:rollout]=1500 [molecule:seed_node]=5100
 )
 default_limit=600
 scale=${INFEROPS_STAGE_LIMIT_SCALE:-1}

@@ -449,7 +449,9 @@ def plan(info, settings):
     """What of the systemd timers, the resync speed limits and Debian's monthly check differs on the host,
     so that each task runs only for that (the role's files are installed by ``template``, idempotent itself).
 
-    Returns ``mask`` / ``start`` / ``stop`` (units), ``limits`` (the resync speed limits as kernel parameters,
+    Returns ``mask`` / ``start`` / ``stop`` (units), ``reset_failed`` (the distribution's timers left failed: systemd
+    257, Debian 13, fails a timer masked while it runs - 'Unit to trigger vanished' - and lists it in
+    ``systemctl --failed`` until reset), ``limits`` (the resync speed limits as kernel parameters,
     ``{'dev.raid.speed_limit_min': n}``, for the drop-in), ``set_now`` (those of them the kernel does not hold
     now, as ``md_info`` read them, for the module ``sysctl_runtime``: none on a converged host, so it does not
     run), ``autocheck`` (Debian's monthly check to turn off), ``stop_resync_window`` (the resync window's units to
@@ -472,6 +474,8 @@ def plan(info, settings):
     arrays = want(settings)
     return {
         'mask': [u for u in DISTRO_TIMERS if u not in masked] if policy in ('disabled', 'window') else [],
+        'reset_failed': [u for u in DISTRO_TIMERS if units.get(u, {}).get('active') == 'failed']
+        if policy in ('disabled', 'window') else [],
         'start': [u for u in timers if u not in running],
         'stop': [u for u in WINDOW_TIMERS if u in present] if policy != 'window' else [],
         'stop_resync_window': [u for u in (RESYNC_WINDOW_TIMER, RESYNC_WINDOW_SERVICE) if u in present and not throttle],

@@ -2,7 +2,9 @@
 
 Run on the guest by verify.yml, independently of the collection's page_cache module: the
 guest image has no fincore (util-linux-extra), so mincore(2) is called through ctypes on a
-read-only mapping of each file given as an argument. cgroup v2 charges a page of the page cache
+read-only mapping of each file under the directory given as the argument (sorted by path). With a second
+argument the JSON is also written to that file (side_effect keeps the residency after the reboot for verify):
+one script run, where a find, the script and a copy were three. cgroup v2 charges a page of the page cache
 to the cgroup of the process that first read it: for every resident page the script maps it
 (no read from disk: it is in the cache), takes its frame from /proc/self/pagemap and the inode
 of its memory cgroup from /proc/kpagecgroup (both root only), and names the cgroup directory
@@ -71,15 +73,20 @@ def residency(path, names, pagemap, kpagecgroup):
     return {'path': path, 'size': size, 'pages': pages, 'resident': resident, 'owners': charged}
 
 
-def main(paths):
+def main(directory, out=None):
+    paths = sorted(os.path.join(root, name) for root, dummy, files in os.walk(directory) for name in files)
     names = cgroup_names()
     pagemap, kpagecgroup = os.open('/proc/self/pagemap', os.O_RDONLY), os.open('/proc/kpagecgroup', os.O_RDONLY)
     try:
-        print(json.dumps([residency(path, names, pagemap, kpagecgroup) for path in paths]))
+        text = json.dumps([residency(path, names, pagemap, kpagecgroup) for path in paths])
     finally:
         os.close(pagemap)
         os.close(kpagecgroup)
+    if out:
+        with open(out, 'w') as handle:
+            handle.write(text)
+    print(text)
 
 
 if __name__ == '__main__':
-    main(sys.argv[1:])
+    main(*sys.argv[1:3])

@@ -267,7 +267,7 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
     for key in ('stop_resync_window', 'resync_window', 'mdadm'):   # test_plan_resync_throttle's
         todo.pop(key)
     assert todo == {
-        'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'],
+        'mask': ['mdcheck_start.timer', 'mdcheck_continue.timer'], 'reset_failed': [],
         'start': ['inferops-mdcheck-start.timer', 'inferops-mdcheck-continue.timer'],
         'stop': [], 'limits': {'dev.raid.speed_limit_min': 10000, 'dev.raid.speed_limit_max': 50000},
         # The fresh guest's kernel holds its defaults (1000 and 200000): both to set now.
@@ -379,7 +379,7 @@ def test_plan_units():
     todo = plan.plan(info, s)
     mdadm = [dict(a['mdadm']) for a in plan.want(s)]
     mdadm[1]['sync_speed_max'] = 'system'   # no throttle: the redundant array follows the system limit
-    assert todo == {'mask': ['mdcheck_continue.timer'], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
+    assert todo == {'mask': ['mdcheck_continue.timer'], 'reset_failed': [], 'start': [], 'stop': ['inferops-mdcheck-start.timer'],
                     'stop_resync_window': [],
                     'resync_window': {'throttle': None, 'seconds': 10800, 'arrays': ['index']},
                     'mdadm': mdadm,
@@ -390,6 +390,10 @@ def test_plan_units():
     assert plan.plan(info, s)['set_now'] == {}
     info['sysctl'] = {'speed_limit_min': 10000, 'speed_limit_max': 200000}
     assert plan.plan(info, s)['set_now'] == {'dev.raid.speed_limit_max': 50000}
+    # Debian 13's systemd 257 after an earlier run masked a running timer: masked, but failed - reset, not masked again.
+    info['units']['mdcheck_start.timer']['active'] = 'failed'
+    assert (plan.plan(info, s)['mask'], plan.plan(info, s)['reset_failed']) == (['mdcheck_continue.timer'], ['mdcheck_start.timer'])
+    assert plan.plan(info, settings(md_raid_xfs_check_policy='system'))['reset_failed'] == []
 
 
 # ---------------------------------------------------------------- bitmap and the resync throttle (issue 33 item 10)
