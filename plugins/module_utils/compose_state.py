@@ -16,6 +16,10 @@ check mode uses it. The same decision is made here from what compose itself reco
 * containers of the project whose service is no longer defined (orphans) - removed (``--remove-orphans``).
   One-off containers (``docker compose run``) are not the service's.
 
+One decision is not compose's: a running server that started before a model of its repository was synced
+(``models_synced``, from model_sync's markers) still serves the version it loaded - Triton's default model control
+loads the repository once, at start. It is recreated (``recreate_always``: compose itself sees nothing changed).
+
 ``hash_args``/``parse_hashes`` read the wanted hashes, ``ps_args`` and ``containers(inspect)`` the
 project's containers, ``image_ids(inspect)`` the local images, and ``pending(...)`` decides, per service:
 V(create), V(recreate) (configuration or image changed), V(start), V(scale) (more containers than
@@ -27,10 +31,14 @@ Standard library only.
 
 from __future__ import annotations
 
+import calendar
 import json
+import os
+import re
+import time
 
-__all__ = ['PROJECT_LABEL', 'containers', 'hash_args', 'image_ids', 'parse_hashes', 'pending', 'ps_args',
-           'replicas']
+__all__ = ['PROJECT_LABEL', 'containers', 'hash_args', 'image_ids', 'models_synced', 'parse_hashes', 'pending',
+           'ps_args', 'replicas', 'started_epoch']
 
 PROJECT_LABEL = 'com.docker.compose.project'
 SERVICE_LABEL = 'com.docker.compose.service'
@@ -63,6 +71,33 @@ def ps_args(project_name):
     return ['docker', 'ps', '--all', '--quiet', '--no-trunc', '--filter', 'label=%s=%s' % (PROJECT_LABEL, project_name)]
 
 
+def started_epoch(text):
+    """Seconds since the epoch of docker's ``State.StartedAt`` (RFC 3339 in UTC, nanoseconds), None for a
+    container that never started (``0001-01-01T00:00:00Z``) or a value that is not such a time."""
+    match = re.match(r'^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d+))?Z$', text or '')
+    if not match or match.group(1).startswith('0001-'):
+        return None
+    seconds = calendar.timegm(time.strptime(match.group(1), '%Y-%m-%dT%H:%M:%S'))
+    return seconds + float('0.' + (match.group(2) or '0'))
+
+
+def models_synced(repository, marker_name):
+    """``{model: mtime}`` of the sync markers (``marker_name``) in the model directories of ``repository``: when
+    model_sync last put each model in place (it writes the marker, then swaps the directory in). A model without a
+    marker, or a repository that is not there, is left out."""
+    synced = {}
+    try:
+        names = os.listdir(repository)
+    except OSError:
+        return synced
+    for name in sorted(names):
+        try:
+            synced[name] = os.stat(os.path.join(repository, name, marker_name)).st_mtime
+        except OSError:
+            continue
+    return synced
+
+
 def containers(inspect):
     """The project's containers from ``docker inspect`` JSON: name, service, hash, image, state and mounts (one-offs
     left out)."""
@@ -80,6 +115,7 @@ def containers(inspect):
             'image_id': labels.get(IMAGE_LABEL),
             'state': state.get('Status'),
             'running': bool(state.get('Running')),
+            'started': started_epoch(state.get('StartedAt')),
             # What the kernel mounted, as the engine reports it: a bind mount's RW is false for a read-only one.
             'mounts': [{'type': m.get('Type'), 'source': m.get('Source'), 'destination': m.get('Destination'),
                         'rw': bool(m.get('RW'))} for m in entry.get('Mounts') or []],
@@ -113,15 +149,25 @@ def _image_of(service_image, images):
     return images.get(reference)
 
 
-def pending(definition, hashes, current, images=None):
-    """``{services, orphans, restart, one_at_a_time, would_change, summary}``: what compose up would do to each
-    service of ``definition``, and which running servers to replace one at a time (several services only).
+def _stale_models(mine, synced):
+    """The models synced after a running container of the service started, sorted."""
+    return sorted(model for model, when in synced.items()
+                  if any(c['running'] and c.get('started') is not None and c['started'] < when for c in mine))
+
+
+def pending(definition, hashes, current, images=None, synced=None):
+    """``{services, orphans, restart, one_at_a_time, recreate_always, would_change, summary}``: what compose up
+    would do to each service of ``definition``, and which running servers to replace one at a time (several
+    services only).
 
     ``hashes`` - ``parse_hashes`` of the definition; ``current`` - ``containers`` of the project;
     ``images`` - ``image_ids`` of the services' images (an image not there yet: compose pulls or builds it,
-    which recreates nothing by itself).
+    which recreates nothing by itself); ``synced`` - ``models_synced`` of the servers' model repository: a
+    running server started before a model was synced is recreated (``recreate_always`` names those that compose
+    up must force, the ones not replaced one at a time).
     """
     images = images or {}
+    synced = synced or {}
     services = []
     defined = (definition.get('services') or {})
     for name in sorted(defined):
@@ -129,6 +175,7 @@ def pending(definition, hashes, current, images=None):
         mine = [c for c in current if c['service'] == name]
         want = replicas(service)
         image_id = _image_of(service.get('image'), images)
+        stale = []
         if want and not mine:
             action, reason = 'create', 'no container yet'
         elif any(c['config_hash'] != hashes.get(name) for c in mine):
@@ -138,6 +185,10 @@ def pending(definition, hashes, current, images=None):
             action, reason = 'recreate', 'its image %s is now %s' % (service.get('image'), image_id)
         elif any(not c['running'] for c in mine):
             action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in mine if not c['running'])
+        elif _stale_models(mine, synced):
+            stale = _stale_models(mine, synced)
+            action, reason = 'recreate', 'model(s) %s synced after its server started (it serves what it loaded)' % (
+                ', '.join(stale))
         elif len(mine) < want:
             action, reason = 'create', '%d of %d replicas' % (len(mine), want)
         elif len(mine) > want:
@@ -145,7 +196,7 @@ def pending(definition, hashes, current, images=None):
         else:
             action, reason = 'none', 'running, created from this configuration and image'
         services.append({'name': name, 'action': action, 'reason': reason,
-                         'containers': [c['name'] for c in mine]})
+                         'containers': [c['name'] for c in mine], 'stale_models': stale})
     orphans = [c['name'] for c in current if c['service'] not in defined]
     restart = [s['name'] for s in services if s['action'] in RESTARTS]
     # compose up stops every server it recreates before their replacements are up: with several
@@ -153,8 +204,10 @@ def pending(definition, hashes, current, images=None):
     running = set(c['service'] for c in current if c['running'])
     one_at_a_time = [s['name'] for s in services if s['action'] == 'recreate' and s['name'] in running] \
         if len(services) > 1 else []
+    # compose sees no change in these: its up must be told to recreate them (--force-recreate).
+    recreate_always = [s['name'] for s in services if s['stale_models'] and s['name'] not in one_at_a_time]
     would_change = bool(orphans) or any(s['action'] != 'none' for s in services)
     summary = (['%s: %s (%s)' % (s['name'], s['action'], s['reason']) for s in services if s['action'] != 'none']
                + ['%s: removed (orphan)' % orphan for orphan in orphans])
     return {'services': services, 'orphans': orphans, 'restart': restart, 'one_at_a_time': one_at_a_time,
-            'would_change': would_change, 'summary': summary}
+            'recreate_always': recreate_always, 'would_change': would_change, 'summary': summary}

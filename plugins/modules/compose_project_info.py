@@ -36,6 +36,15 @@ options:
         directory, not the project's, so give absolute ones.
     type: dict
     required: true
+  model_repository:
+    description:
+      - The servers' model repository on the host. A running server that started before model_sync last put a model
+        there (the mtime of the model's sync marker, C(.inferops-model-sync.json)) still serves the version it
+        loaded - Triton loads the repository at start - and is reported as V(recreate), which compose up itself
+        would not do (RV(recreate_always)).
+      - Unset, models are not looked at.
+    type: path
+    version_added: 0.3.0
 extends_documentation_fragment:
   - inferops.node.info_module
 attributes:
@@ -83,6 +92,10 @@ services:
       description: The service's containers now.
       type: list
       elements: str
+    stale_models:
+      description: The models synced after the service's running server started (with O(model_repository)).
+      type: list
+      elements: str
   sample:
     - {name: triton-a, action: recreate, containers: [triton-triton-a-1],
        reason: "its configuration changed (config hash 5c0e..., wanted 9a41...)"}
@@ -107,6 +120,13 @@ one_at_a_time:
   type: list
   elements: str
   sample: [triton-a, triton-b]
+recreate_always:
+  description:
+    - The services to recreate for their models only and not in RV(one_at_a_time) - compose up sees no change in
+      them, so it must be told (C(--force-recreate); the role passes C(recreate=always)).
+  returned: always
+  type: list
+  elements: str
 would_change:
   description: Whether compose up would change anything (a service not V(none), or an orphan).
   returned: always
@@ -119,7 +139,8 @@ summary:
   sample: ["triton-a: recreate (its configuration changed (config hash 5c0e..., wanted 9a41...))"]
 containers:
   description:
-    - The project's containers (one-off ones left out) - name, id, service, config_hash, image_id, state, running.
+    - The project's containers (one-off ones left out) - name, id, service, config_hash, image_id, state, running,
+      started (seconds since the epoch, null if it never started).
     - C(mounts), each C({type, source, destination, rw}) as C(docker inspect) reports it (C(rw) false
       for a read-only bind mount).
   returned: always
@@ -138,6 +159,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
 from ansible_collections.inferops.node.plugins.module_utils import compose_state
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME
 
 
 def _inspect(runner, args, parse, what):
@@ -155,6 +177,7 @@ def main():
         argument_spec=dict(
             project_name=dict(type='str', required=True),
             definition=dict(type='dict', required=True),
+            model_repository=dict(type='path'),
         ),
         supports_check_mode=True,
     )
@@ -185,7 +208,9 @@ def main():
     wanted_images = sorted(set(s.get('image') for s in definition['services'].values() if s and s.get('image')))
     images = _inspect(runner, ['docker', 'image', 'inspect'] + wanted_images, compose_state.image_ids,
                       'docker image inspect') if wanted_images else {}
-    result = compose_state.pending(definition, hashes, current, images)
+    repository = module.params['model_repository']
+    synced = compose_state.models_synced(repository, MARKER_NAME) if repository else {}
+    result = compose_state.pending(definition, hashes, current, images, synced)
     module.exit_json(changed=False, containers=current, command_log=runner.log, **result)
 
 

@@ -95,3 +95,36 @@ def test_a_single_server_and_a_first_deploy_are_not_rolled():
     single = [c for c in current if c['service'] == 'a']
     result = compose_state.pending(definition, changed, single, images)
     assert result['restart'] == ['a'] and result['one_at_a_time'] == []
+
+
+def test_started_epoch():
+    # inspect_up.json's two containers: docker's nanoseconds, UTC.
+    assert [c['started'] for c in compose_state.containers(fixture('compose', 'inspect_up.json'))] == pytest.approx([
+        1796305927.85480245, 1796305928.003842026])
+    assert compose_state.started_epoch('0001-01-01T00:00:00Z') is None   # created, never started
+    assert compose_state.started_epoch('2026-12-03T13:52:08Z') == 1796305928
+    assert compose_state.started_epoch('yesterday') is None
+
+
+def test_a_model_synced_after_a_single_server_started_forces_its_recreation():
+    """compose sees nothing changed: the role must pass recreate=always (recreate_always) - but not for a stopped
+    server (starting it loads the repository as it is now) nor for one started after the sync."""
+    definition, hashes, current, images = recorded()
+    del definition['services']['b']
+    single = [c for c in current if c['service'] == 'a']
+    started = single[0]['started']
+    result = compose_state.pending(definition, hashes, single, images, {'identity': started + 1, 'add': started - 1})
+    assert [(s['action'], s['stale_models']) for s in result['services']] == [('recreate', ['identity'])]
+    assert result['restart'] == ['a'] and result['one_at_a_time'] == [] and result['recreate_always'] == ['a']
+    assert compose_state.pending(definition, hashes, single, images, {'identity': started - 1})['would_change'] is False
+    single[0]['running'] = False
+    result = compose_state.pending(definition, hashes, single, images, {'identity': started + 1})
+    assert (result['services'][0]['action'], result['recreate_always']) == ('start', [])
+
+
+def test_models_synced_reads_the_markers(tmp_path):
+    (tmp_path / 'identity').mkdir()
+    (tmp_path / 'identity' / 'marker.json').write_text('{}')
+    (tmp_path / 'by-hand').mkdir()
+    assert list(compose_state.models_synced(str(tmp_path), 'marker.json')) == ['identity']
+    assert compose_state.models_synced(str(tmp_path / 'missing'), 'marker.json') == {}

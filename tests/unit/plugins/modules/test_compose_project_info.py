@@ -9,6 +9,7 @@ environment (module_harness.Replay)."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -40,11 +41,13 @@ def calls(definition_file, hashes, ps, inspect=None):
     return wanted, sequence
 
 
-def info(monkeypatch, definition_file, hashes, ps, inspect=None, check_mode=False):
+def info(monkeypatch, definition_file, hashes, ps, inspect=None, check_mode=False, model_repository=None):
     wanted, sequence = calls(definition_file, hashes, ps, inspect)
     replay = Replay(monkeypatch, sequence)
-    failed, result = run_module(compose_project_info.main, {'project_name': 'rec', 'definition': wanted},
-                                check_mode=check_mode)
+    args = {'project_name': 'rec', 'definition': wanted}
+    if model_repository:
+        args['model_repository'] = model_repository
+    failed, result = run_module(compose_project_info.main, args, check_mode=check_mode)
     replay.done()
     assert not failed, result
     assert result['changed'] is False
@@ -143,3 +146,27 @@ def test_a_docker_cli_without_compose_v2_is_named(monkeypatch):
     failed, result = run_module(compose_project_info.main, {'project_name': 'rec', 'definition': wanted})
     replay.done()
     assert failed and result['msg'].startswith('the docker CLI has no Compose v2 plugin (docker compose): unknown flag')
+
+
+def test_model_synced_after_the_servers_started_recreates_them_one_at_a_time(monkeypatch, tmp_path):
+    """model_sync put a model in place after the recorded servers started (its marker's mtime): Triton still
+    serves what it loaded at start, so both are recreated - one at a time - though compose sees no change."""
+    up = info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json')
+    started = max(c['started'] for c in up['containers'])
+    for model, when in (('identity', started + 60), ('add', started - 3600)):
+        (tmp_path / model).mkdir()
+        marker = tmp_path / model / '.inferops-model-sync.json'
+        marker.write_text('{}')
+        os.utime(str(marker), (when, when))
+    (tmp_path / 'by-hand').mkdir()   # no marker: not model_sync's, left out
+    result = info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json',
+                  model_repository=str(tmp_path))
+    assert actions(result) == {'a': 'recreate', 'b': 'recreate'}
+    assert [s['stale_models'] for s in result['services']] == [['identity'], ['identity']]
+    assert result['one_at_a_time'] == ['a', 'b'] and result['recreate_always'] == []
+    assert result['summary'][0] == 'a: recreate (model(s) identity synced after its server started (it serves what it loaded))'
+    # The servers recreated since: nothing to do.
+    os.utime(str(tmp_path / 'identity' / '.inferops-model-sync.json'), (started - 1, started - 1))
+    result = info(monkeypatch, 'definition.json', 'hashes.txt', 'ps_up.txt', 'inspect_up.json',
+                  model_repository=str(tmp_path))
+    assert actions(result) == {'a': 'none', 'b': 'none'} and result['would_change'] is False
