@@ -402,7 +402,7 @@ def test_predict_managed_sources_in_order(guest):
     assert [(e['irq'], e['status'], e['managed_source'], e['managed_unknown']) for e in entries] == [
         (31, 'managed', 'record', False), (33, 'changed', 'record', False), (34, 'managed', 'driver', False),
         (27, 'changed', None, True), (35, 'unchanged', None, False)]
-    assert unknown == [27] and entries[0]['after'] == '0' and 'refused with EIO earlier this boot' in entries[0]['msg']
+    assert unknown == [27] and entries[0]['after'] == '0' and 'refused with EIO or EPERM earlier this boot' in entries[0]['msg']
     assert irq.driver_managed('nvme0q1, nvme0q0') is None and irq.driver_managed('nvme12q3') is True
 
 
