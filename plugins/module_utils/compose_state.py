@@ -175,7 +175,7 @@ def pending(definition, hashes, current, images=None, synced=None):
         mine = [c for c in current if c['service'] == name]
         want = replicas(service)
         image_id = _image_of(service.get('image'), images)
-        stale = []
+        stale = _stale_models(mine, synced)
         if want and not mine:
             action, reason = 'create', 'no container yet'
         elif any(c['config_hash'] != hashes.get(name) for c in mine):
@@ -185,8 +185,7 @@ def pending(definition, hashes, current, images=None, synced=None):
             action, reason = 'recreate', 'its image %s is now %s' % (service.get('image'), image_id)
         elif any(not c['running'] for c in mine):
             action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in mine if not c['running'])
-        elif _stale_models(mine, synced):
-            stale = _stale_models(mine, synced)
+        elif stale:
             action, reason = 'recreate', 'model(s) %s synced after its server started (it serves what it loaded)' % (
                 ', '.join(stale))
         elif len(mine) < want:
@@ -205,7 +204,8 @@ def pending(definition, hashes, current, images=None, synced=None):
     one_at_a_time = [s['name'] for s in services if s['action'] == 'recreate' and s['name'] in running] \
         if len(services) > 1 else []
     # compose sees no change in these: its up must be told to recreate them (--force-recreate).
-    recreate_always = [s['name'] for s in services if s['stale_models'] and s['name'] not in one_at_a_time]
+    recreate_always = [s['name'] for s in services
+                       if s['action'] == 'recreate' and s['stale_models'] and s['name'] not in one_at_a_time]
     would_change = bool(orphans) or any(s['action'] != 'none' for s in services)
     summary = (['%s: %s (%s)' % (s['name'], s['action'], s['reason']) for s in services if s['action'] != 'none']
                + ['%s: removed (orphan)' % orphan for orphan in orphans])
