@@ -6,10 +6,16 @@
 * ``Downloader(client, staging, connections, part_size)`` - ``run(files)`` fetches each file (unique by
   sha256; from the file's own ``client`` when it names one - the endpoint of its model) as byte ranges
   of ``part_size`` with ``connections`` threads, each on its own keep-alive connection, written with
-  ``pwrite`` into ``parts/<sha>.part``; a part is journalled only after ``fdatasync``, so an interrupted
-  run resumes at the parts not journalled. All parts of a file are read with If-Match on the ETag seen
-  first (a replaced object is noticed, not mixed). A complete file is hashed; only a matching sha256
-  moves it to ``objects/<sha>``; a mismatch deletes it.
+  ``pwrite`` into ``parts/<sha>.part``. A file of several parts is journalled: a part only after
+  ``fdatasync``, so an interrupted run resumes at the parts not journalled; all its parts are read with
+  If-Match on the ETag seen first (a replaced object is noticed, not mixed); it is hashed in order as its
+  parts complete (from the page cache, beside the other parts' downloads), the rest when the last
+  arrives. A file of one part (most files of a model: configs, tokenizers, small shards) is
+  hashed as it streams in and neither journalled nor synced on its own: an interrupted run fetches it
+  again (at most ``part_size``), and the downloads are made durable together by one ``syncfs`` of the
+  staging filesystem before they are moved to ``objects/`` (per-file syncs cost 4-5 syscalls a file and
+  most of a many-file model's time). Only a matching sha256 reaches ``objects/<sha>`` - which therefore
+  holds only verified bytes that are on disk; a mismatch deletes the file.
 * ``place_model(plan, staging, marker)`` - builds ``build/<model>`` from hard links (placed files and
   verified objects) plus the marker, then exchanges it with the live directory in one
   ``renameat2(RENAME_EXCHANGE)`` (Linux 3.15+; two renames where the filesystem refuses it).
@@ -25,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import hashlib
 import json
 import os
 import queue
@@ -32,7 +39,7 @@ import shutil
 import threading
 import time
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME, file_sha256
+from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import human
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Error
 from ansible_collections.inferops.node.plugins.module_utils.status_file import eta_seconds
@@ -62,6 +69,14 @@ class _File(object):
         self.part_size = part_size
         # An empty file has no byte range to fetch: no parts, straight to verification.
         self.count = (size + part_size - 1) // part_size
+        # One part (or none): hashed as it streams in, no journal (see the module's docstring).
+        self.single = self.count <= 1
+        self.digest = None
+        # A file of several parts: sha256 of parts 0..hashed-1, advanced as parts complete (_hash_ahead).
+        self.hasher = hashlib.sha256()
+        self.hashed = 0
+        self.hash_lock = threading.Lock()
+        self.verified = False
         self.done = set()
         self.etag = None
         self.fd = None
@@ -74,6 +89,17 @@ class _File(object):
         self.gen = 0
         self.finished = None
         self.lock = threading.Lock()
+
+
+def _reserve(item):
+    """Reserve the file's blocks now: a full disk fails here, not in the middle of a write."""
+    if item.size:
+        try:
+            os.posix_fallocate(item.fd, 0, item.size)
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            os.ftruncate(item.fd, item.size)
 
 
 class Downloader(object):
@@ -99,6 +125,8 @@ class Downloader(object):
     # -- journal -------------------------------------------------------------------------------
     def _open(self, item):
         staging = self.staging
+        if item.single:
+            return  # opened by the worker that fetches it (_fetch_part): a thousand opens in parallel
         header, done = staging.read_journal(item.sha)
         if not header or header.get('size') != item.size or header.get('part_size') != item.part_size:
             header, done = None, set()
@@ -107,14 +135,7 @@ class Downloader(object):
                     os.unlink(path)
         item.fd = os.open(staging.part_path(item.sha), os.O_RDWR | os.O_CREAT, 0o644)
         if header is None:
-            # Reserve the blocks now: a full disk fails here, not in the middle of a write.
-            if item.size:
-                try:
-                    os.posix_fallocate(item.fd, 0, item.size)
-                except OSError as exc:
-                    if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
-                        raise
-                    os.ftruncate(item.fd, item.size)
+            _reserve(item)
             self._new_journal(item)
         else:
             item.etag = header.get('etag')
@@ -124,6 +145,13 @@ class Downloader(object):
                     if line.startswith('etag '):
                         item.etag = line[5:]
         item.journal = open(staging.journal_path(item.sha), 'a')
+
+    def _open_single(self, item):
+        # A journal left by an earlier run (a part size that made this file multi-part) means nothing now.
+        if os.path.exists(self.staging.journal_path(item.sha)):
+            os.unlink(self.staging.journal_path(item.sha))
+        item.fd = os.open(self.staging.part_path(item.sha), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        _reserve(item)
 
     def _journal(self, item, line):
         # Callers hold item.lock: journal lines and a reset never interleave.
@@ -142,6 +170,7 @@ class Downloader(object):
             item.gen += 1
             item.done = set()
             item.etag = None
+            item.hasher, item.hashed = hashlib.sha256(), 0
             item.journal.close()
             self._new_journal(item)
             item.journal = open(self.staging.journal_path(item.sha), 'a')
@@ -161,10 +190,16 @@ class Downloader(object):
         while True:
             if self.fatal or item.error or gen != item.gen:
                 return
+            if item.fd is None and item.single:
+                self._open_single(item)
             written = [0]
+            # A single part arrives in order: hashed on the way (a retry starts the part, and this, again).
+            hasher = hashlib.sha256() if item.single else None
 
             def sink(offset, data):
                 os.pwrite(item.fd, data, offset)
+                if hasher is not None:
+                    hasher.update(data)
                 written[0] += len(data)
                 with self.lock:
                     self.bytes_downloaded += len(data)
@@ -199,6 +234,11 @@ class Downloader(object):
                 changed = etag and item.etag and etag != item.etag
             if changed:
                 raise _Changed(gen)
+            if item.single:
+                with item.lock:
+                    item.digest = hasher.hexdigest()
+                    item.done.add(index)
+                return
             if first:
                 with item.lock:
                     self._journal(item, 'etag ' + etag)
@@ -208,26 +248,63 @@ class Downloader(object):
                     return
                 self._journal(item, str(index))
                 item.done.add(index)
+            self._hash_ahead(item, wait=False)
             return
 
+    def _hash_ahead(self, item, wait):
+        """Feed the file's hash the parts that complete its prefix. One thread at a time per file; with
+        ``wait=False`` a thread that finds another one hashing leaves it the work (_verify waits and ends it)."""
+        if not item.hash_lock.acquire(blocking=wait):
+            return
+        try:
+            while True:
+                with item.lock:
+                    index, gen, hasher = item.hashed, item.gen, item.hasher
+                    if index >= item.count or index not in item.done:
+                        return
+                offset = index * item.part_size
+                end = min(offset + item.part_size, item.size)
+                while offset < end:
+                    block = os.pread(item.fd, min(8 * 1024 * 1024, end - offset), offset)
+                    if not block:
+                        raise IOError('%s: short read at %d' % (self.staging.part_path(item.sha), offset))
+                    hasher.update(block)
+                    offset += len(block)
+                with item.lock:
+                    if gen != item.gen:
+                        return  # reset meanwhile: a new hasher starts from part 0
+                    item.hashed = index + 1
+        finally:
+            item.hash_lock.release()
+
     def _verify(self, item):
-        os.fsync(item.fd)
+        if item.fd is None:  # an empty file: no part fetched, nothing opened
+            self._open_single(item)
+        if item.single:
+            got = item.digest or hashlib.sha256().hexdigest()  # an empty file: no part was fetched
+        else:
+            self._hash_ahead(item, wait=True)
+            got = item.hasher.hexdigest()
+            os.fsync(item.fd)
+            item.journal.close()
         os.close(item.fd)
         item.fd = None
-        item.journal.close()
         part = self.staging.part_path(item.sha)
-        got = file_sha256(part)
         if got != item.sha:
             os.unlink(part)
-            os.unlink(self.staging.journal_path(item.sha))
+            if not item.single:
+                os.unlink(self.staging.journal_path(item.sha))
             item.error = ('sha256 mismatch for s3://%s/%s: the manifest says %s, the %d bytes downloaded hash to %s '
                           '(ETag %s); the file was discarded and nothing was put in place'
                           % (item.bucket, item.key, item.sha, item.size, got, item.etag))
             return
-        os.rename(part, self.staging.object_path(item.sha))
-        os.unlink(self.staging.journal_path(item.sha))
         with self.lock:
             self.files_done += 1
+        if item.single:
+            item.verified = True  # moved to objects/ after the one syncfs (run())
+            return
+        os.rename(part, self.staging.object_path(item.sha))
+        os.unlink(self.staging.journal_path(item.sha))
 
     def run(self, files):
         """Download ``files`` ([{sha256, size, bucket, key[, client]}], unique sha256); returns {sha: result}."""
@@ -290,6 +367,13 @@ class Downloader(object):
             thread.join()
         while not tasks.empty():
             worker()
+        verified = [item for item in items if item.single and item.verified]
+        if verified:
+            # The single-part files' bytes to disk at once, then into objects/ (which holds only durable,
+            # verified files: a later run uses them without hashing again).
+            syncfs(self.staging.parts)
+            for item in verified:
+                os.rename(self.staging.part_path(item.sha), self.staging.object_path(item.sha))
         seconds = time.monotonic() - start
         results = {}
         for item in items:
@@ -374,6 +458,19 @@ def exchange(a, b):
     if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
         return False
     raise OSError(err, os.strerror(err), a)
+
+
+def syncfs(path):
+    """Write back every dirty page of the filesystem that holds ``path`` (syncfs(2); sync(2) without it)."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6', use_errno=True)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if getattr(_libc, 'syncfs', None) is None or _libc.syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(path):

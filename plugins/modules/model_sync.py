@@ -22,8 +22,9 @@ description:
   - Atomic - files are downloaded into a staging area on the same filesystem (O(staging_dir)), verified, and the
     model's new tree (hard links, files unchanged since the last sync are reused) is swapped with the live
     directory in one C(renameat2(RENAME_EXCHANGE)), so Triton sees the old model or the new one, never a mix.
-  - Resumable - parts are journalled after they reach the disk; an interrupted sync downloads only the parts
-    not journalled, and files already verified are not downloaded again.
+  - Resumable - the parts of a file larger than O(part_size) are journalled after they reach the disk; an
+    interrupted sync downloads only the parts not journalled (a smaller file again whole), and files already
+    verified are not downloaded again (they were made durable by one C(syncfs) before they counted as verified).
   - Fast when nothing changed - a marker (C(.inferops-model-sync.json)) in each model directory records the
     manifest's sha256; a model whose manifest is unchanged and whose files are all present with their sizes is
     skipped without reading them (one small GET of the manifest per model).
@@ -195,7 +196,7 @@ attributes:
       missing or changed in the live tree when that is why a model is synced again.
     support: full
   platform:
-    description: Linux (C(renameat2), C(posix_fallocate), C(fdatasync)).
+    description: Linux (C(renameat2), C(posix_fallocate), C(fdatasync), C(syncfs)).
     support: full
     platforms: posix
 notes:

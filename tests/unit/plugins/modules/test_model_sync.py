@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -411,3 +412,43 @@ def test_a_model_with_an_empty_file_is_published_synced_and_then_current(lab, st
     assert placed == tree(src)
     failed, result = lab['sync']([{'name': 'empty', 'version': '1'}], access_key=None, secret_key=None)
     assert not failed and result['changed'] is False and result['models'][0]['action'] == 'current'
+
+
+def test_a_corrupted_single_part_file_is_refused_by_its_streamed_hash(lab):
+    # The files are smaller than part_size: each is one GET, hashed as it arrives, never journalled.
+    files = {'config.pbtxt': b'name: "small"\n', 'tokenizer.json': blob(300 * 1024, 7)}
+    corrupt = dict(files, **{'tokenizer.json': files['tokenizer.json'][:-1] + b'!'})
+    upload_model(lab['client'], lab['bucket'], 'small/1', corrupt, manifest=make_manifest(files))
+    failed, result = lab['sync']([{'name': 'small', 'version': '1'}])
+    assert failed
+    assert 'sha256 mismatch' in result['msg'] and 'small/1/tokenizer.json' in result['msg']
+    assert not (lab['dest'] / 'small').exists()
+    staging = lab['dest'] / '.inferops-model-sync'
+    assert not list(staging.glob('parts/*'))  # the bad download was discarded
+    # Only the verified config is kept for the next run, under its own sha256.
+    assert sorted(path.name for path in staging.glob('objects/*')) == [hashlib.sha256(files['config.pbtxt']).hexdigest()]
+
+
+def test_single_part_files_keep_no_journal_and_an_interrupted_one_is_fetched_again_whole(lab):
+    files = {'config.pbtxt': b'name: "few"\n', 'a.bin': blob(700 * 1024, 8), 'b.bin': blob(700 * 1024, 9)}
+    total = sum(len(d) for d in files.values())
+    upload_model(lab['client'], lab['bucket'], 'few/1', files)
+    lab['proxy'].reset(limit=1024 * 1024)  # the line drops inside the second file
+    failed, result = lab['sync']([{'name': 'few', 'version': '1'}], retries=0, connections=1)
+    assert failed, result
+    staging = lab['dest'] / '.inferops-model-sync'
+    # No journal for a one-part file; objects/ holds only what was verified (and synced) before the drop.
+    assert not list(staging.glob('parts/*.journal'))
+    kept = {path.name: path.read_bytes() for path in staging.glob('objects/*')}
+    assert len(kept) < len(files)
+    assert all(hashlib.sha256(data).hexdigest() == name for name, data in kept.items())
+
+    lab['proxy'].reset()
+    failed, result = lab['sync']([{'name': 'few', 'version': '1'}])
+    assert not failed, result
+    model = result['models'][0]
+    # The cut file came again whole: a one-part file has no parts to resume from.
+    assert model['bytes_downloaded'] == total - sum(len(data) for data in kept.values())
+    placed = tree(lab['dest'] / 'few')
+    placed.pop('.inferops-model-sync.json')
+    assert placed == files
