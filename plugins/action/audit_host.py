@@ -14,6 +14,8 @@ from __future__ import annotations
 import inspect
 import os
 
+import yaml
+
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -24,6 +26,16 @@ from ansible_collections.inferops.node.plugins.module_utils import audit_benchma
 
 display = Display()
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
+
+
+def _spec_options(role):
+    """The option names of every entry point of the role's meta/argument_specs.yml."""
+    path = os.path.join(ROLES, role, 'meta', 'argument_specs.yml')
+    if not os.path.exists(path):
+        return set()
+    with open(path) as handle:
+        specs = (yaml.safe_load(handle) or {}).get('argument_specs') or {}
+    return set(name for entry in specs.values() for name in ((entry or {}).get('options') or {}))
 
 
 class ActionModule(ActionBase):
@@ -80,17 +92,36 @@ class ActionModule(ActionBase):
             return {}
         return dict((name, templar.template(variables[source])) for name, source in passed.items())
 
+    def _owners(self):
+        """``{role: {name: role variable}}`` for audit_catalogue.VARIABLES: each name is found in the one role that
+        declares it - as itself in its defaults, vars or argument spec, or else as ``__name`` in its vars (the
+        role's computed form, as kernel_tuning's layers and triton_compose's plan input)."""
+        declared = dict((role, set(self._load(role, 'defaults')) | set(self._load(role, 'vars')) | _spec_options(role))
+                        for role in sorted(os.listdir(ROLES)))
+        owners = {}
+        for name in audit_catalogue.VARIABLES:
+            # The variable itself, as an inventory sets it; else the role's computed form.
+            found = ([(role, name) for role, names in declared.items() if name in names]
+                     or [(role, '__' + name) for role, names in declared.items() if '__' + name in names])
+            if len(found) != 1:
+                raise AnsibleError('audit_host: %s is declared by %s: a variable an audit check compares with must be '
+                                   "declared by exactly one role (its defaults, vars or argument spec)"
+                                   % (name, ', '.join('%s (%s)' % f for f in found) or 'no role'))
+            role, variable = found[0]
+            owners.setdefault(role, {})[name] = variable
+        return owners
+
     def expected(self, task_vars):
-        """``{name: value}`` of audit_catalogue.ROLE_VARIABLES and AUDIT_DEFAULTS for this host, and its
+        """``{name: value}`` of audit_catalogue.VARIABLES and AUDIT_DEFAULTS for this host, and its
         ``group_names`` (the checks of a site role judge the hosts of that site's group only)."""
         out = {'group_names': sorted(task_vars.get('group_names') or [])}
-        for role, names in audit_catalogue.ROLE_VARIABLES.items():
+        for role, names in sorted(self._owners().items()):
             variables = dict(self._load(role, 'defaults'))
             variables.update(task_vars)
             variables.update(self._included_with(role, task_vars))
             variables.update(self._load(role, 'vars'))
             templar = Templar(loader=self._loader, variables=variables)
-            for name, variable in names.items():
+            for name, variable in sorted(names.items()):
                 try:
                     out[name] = templar.template(variables[variable]) if variable in variables else None
                 except AnsibleError as exc:

@@ -82,7 +82,7 @@ def require_group(expected, group, role):
 class Check(object):
     """One entry of the catalogue: id, title, severity, the evidence it reads and the role or tag that fixes it."""
 
-    def __init__(self, check_id, title, severity, evidence, fix, func=None):
+    def __init__(self, check_id, title, severity, evidence, fix, func=None, variables=()):
         if severity not in SEVERITIES:
             raise ValueError('%s: severity %r is not one of %s' % (check_id, severity, ', '.join(SEVERITIES)))
         self.id = check_id
@@ -91,6 +91,10 @@ class Check(object):
         self.evidence = evidence
         self.fix = fix
         self.func = func
+        # The role variables the check compares with, by name (``__name``: the role's own computed form, in its
+        # vars/main.yml). They are all it sees of ``expected``, with the audit's thresholds (``audit_*``) and
+        # ``group_names``: what a check reads is declared once, here, and audit_host resolves exactly that.
+        self.variables = tuple(variables)
 
     def __call__(self, func):
         """Decorator: ``@Check(...)`` over ``def check(check, reads, expected)``."""
@@ -134,9 +138,13 @@ class Check(object):
             return self.passed(subject, expected, observed, evidence=evidence)
         return self.fail(subject, expected, observed, problem, evidence)
 
+    def sees(self, name):
+        return name in self.variables or name.startswith('audit_') or name == 'group_names'
+
     def evaluate(self, reads, expected):
+        seen = dict((name, value) for name, value in expected.items() if self.sees(name))
         try:
-            results = self.func(self, reads, expected)
+            results = self.func(self, reads, seen)
         except Unreadable as exc:
             return [self.not_checked(str(exc))]
         except Missing as exc:

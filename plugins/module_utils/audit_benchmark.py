@@ -19,6 +19,12 @@ from __future__ import annotations
 from ansible_collections.inferops.node.plugins.module_utils import storage_benchmark
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, Missing, read
 
+# What the check compares with: the storage_benchmark role's baseline and tolerance.
+BENCHMARK_VARIABLES = (
+    'storage_benchmark_baseline',
+    'storage_benchmark_tolerance_percent',
+)
+
 __all__ = ['CHECKS', 'RUN_FIELDS', 'UNREAD', 'section']
 
 # What the report keeps of each of the two runs (the figures are in the rows).
@@ -58,7 +64,7 @@ def section(reads):
 @Check('storage.benchmark_baseline', 'Latest storage benchmark run within the tolerance of the baseline', 'minor',
        '<storage_benchmark_results_dir>/<UTC timestamp>.json against storage_benchmark_baseline',
        'find what changed since the baseline (kernel, profile: the report\'s benchmarks section) and run the '
-       'storage_benchmark role again; a new baseline: keep a run record as storage_benchmark_baseline')
+       'storage_benchmark role again; a new baseline: keep a run record as storage_benchmark_baseline', variables=BENCHMARK_VARIABLES)
 def baseline(check, reads, expected):
     info = read(reads, 'storage_benchmark_info')
     path = expected.get('storage_benchmark_baseline')

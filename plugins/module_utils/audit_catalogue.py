@@ -5,11 +5,11 @@
 with, and the one JSON document a run writes (schema ``schemas/audit_report.schema.json``).
 
 * ``AUDIT_DEFAULTS`` - the audit's own thresholds (``audit_*``; an inventory overrides each).
-* ``ROLE_VARIABLES`` - ``{role: {name the checks use: role variable}}``: the values the checks compare
-  with are the roles' own variables (inventory over role defaults, role vars over both), so the audit and
-  the converge cannot disagree. The action plugin ``audit_host`` resolves them, and adds the host's
-  ``group_names``: a role's variables have defaults on every host, its checks run on its site's group only
-  (``audit.require_group``).
+* ``VARIABLES`` - the role variables the checks declare (``audit.Check(variables=...)``) and the node health
+  check takes: the values the checks compare with are the roles' own variables (inventory over role defaults,
+  role vars over both), so the audit and the converge cannot disagree. The action plugin ``audit_host``
+  resolves them, and adds the host's ``group_names``: a role's variables have defaults on every host, its
+  checks run on its site's group only (``audit.require_group``).
 * ``HOST_CHECKS`` - every host check, in report order; ``FLEET_CHECKS`` - the fleet checks (audit_fleet.py);
   ``REACHABLE`` - the result of a host the audit could not read.
 * ``evaluate_host(reads, expected)`` - the results of one host.
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from ansible_collections.inferops.node.plugins.module_utils import audit, audit_benchmark, audit_fabric, audit_fleet, audit_irq
 from ansible_collections.inferops.node.plugins.module_utils import audit_kernel
-from ansible_collections.inferops.node.plugins.module_utils import audit_nvme
+from ansible_collections.inferops.node.plugins.module_utils import audit_nvme, node_health
 from ansible_collections.inferops.node.plugins.module_utils import audit_platform, audit_serving, audit_storage
 
-__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'REACHABLE', 'ROLE_VARIABLES', 'build_report',
+__all__ = ['AUDIT_DEFAULTS', 'FLEET_CHECKS', 'HOST_CHECKS', 'INFO_MODULES', 'REACHABLE', 'VARIABLES', 'build_report',
            'catalogue', 'evaluate_host', 'summary_lines']
 
 AUDIT_DEFAULTS = {
@@ -45,31 +45,14 @@ AUDIT_DEFAULTS = {
     'audit_min_free_percent': 10,
 }
 
-ROLE_VARIABLES = {
-    'kernel_tuning': {'kernel_tuning_layers': '__kernel_tuning_layers', 'kernel_tuning_thp': 'kernel_tuning_thp'},
-    'nvme_sched': dict((name, name) for name in (
-        'nvme_sched_scheduler', 'nvme_sched_read_ahead_kb', 'nvme_sched_nr_requests', 'nvme_sched_models',
-        'nvme_sched_serials')),
-    'md_raid_xfs': dict((name, name) for name in (
-        'md_raid_xfs_arrays', 'md_raid_xfs_mount_opts', 'md_raid_xfs_fstrim_timer', 'md_raid_xfs_mdadm_conf',
-        'md_raid_xfs_update_initramfs', 'md_raid_xfs_resync_speed_outside_window')),
-    'nvmeof_initiator': dict((name, name) for name in ('nvmeof_initiator_connections',
-                                                       'nvmeof_initiator_read_ahead_sectors')),
-    'irq_affinity': dict((name, name) for name in (
-        'irq_affinity_rules', 'irq_affinity_irqbalance', 'irq_affinity_banned_cpus')),
-    # The role's variables as its filter triton_compose_plan takes them (roles/triton_compose/vars/main.yml).
-    'triton_compose': {'triton_compose_params': '__triton_compose_params', 'triton_compose_deploy': 'triton_compose_deploy'},
-    'model_sync': dict((name, name) for name in ('model_sync_models', 'model_sync_destination')),
-    # storage_benchmark_results_dir: where its info read looks (the audit includes the role's info.yml for it; the
-    # node health check, role node_health, reads it from here).
-    'storage_benchmark': dict((name, name) for name in ('storage_benchmark_baseline', 'storage_benchmark_tolerance_percent',
-                                                        'storage_benchmark_results_dir')),
-    # No check compares with these: the node health check's Kubernetes label gate (role node_health) takes the
-    # triton-ready label out of this role's feature file, and finds both here as the role resolves them.
-    'k8s_node_labels': dict((name, name) for name in ('k8s_node_labels_file', 'k8s_node_labels_prefix')),
-    # No check either: the node health check publishes when the warm-up's traffic last ended well, from this file.
-    'warmup': {'warmup_traffic_status_file': 'warmup_traffic_status_file'},
-}
+HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
+               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS + audit_benchmark.CHECKS)
+FLEET_CHECKS = audit_fleet.CHECKS_DOC
+
+# The role variables audit_host resolves for a host: what the checks declare (audit.Check variables) and what the
+# node health check's configuration takes besides (node_health.VARIABLES). Each is found in the one role that
+# declares it (its defaults, vars or argument spec; ``__name`` in its vars for a computed form).
+VARIABLES = tuple(sorted(set(name for check in HOST_CHECKS for name in check.variables) | set(node_health.VARIABLES)))
 
 # A role that a site role includes with variables of its own: on the hosts of that site role's group, when its
 # switch is on, the included role runs with those values, whatever the inventory says - and the audit must
@@ -92,10 +75,6 @@ INFO_MODULES = ('platform_info', 'nvme_info', 'nvme_health_info', 'md_info', 'sy
 # The result audit_report gives a host with no audit_host result (unreachable, or failed before the audit).
 REACHABLE = audit.Check('audit.reachable', 'Host answered the audit', 'critical', 'the info modules of the audit play',
                         'bring the host back, then run the audit again')
-
-HOST_CHECKS = (audit_platform.CHECKS + audit_kernel.CHECKS + audit_nvme.CHECKS + audit_storage.CHECKS
-               + audit_fabric.CHECKS + audit_irq.CHECKS + audit_serving.CHECKS + audit_benchmark.CHECKS)
-FLEET_CHECKS = audit_fleet.CHECKS_DOC
 
 
 def catalogue():

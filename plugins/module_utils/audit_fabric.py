@@ -16,6 +16,12 @@ from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, Missing, read, require_group
 from ansible_collections.inferops.node.plugins.module_utils.nvme_common import NvmeInputError
 
+# What the checks compare with: the nvmeof_initiator role's connections and read-ahead.
+FABRIC_VARIABLES = (
+    'nvmeof_initiator_connections',
+    'nvmeof_initiator_read_ahead_sectors',
+)
+
 __all__ = ['CHECKS', 'GROUP']
 
 # The group playbooks/nvmeof_pool.yml runs the nvmeof_initiator role on (playbooks/vars/site_roles.yml).
@@ -79,7 +85,7 @@ def _reconnecting(ctrls):
 
 
 @Check('fabric.connections', 'Every connection of nvmeof_initiator_connections a live controller (transport, address, '
-       'port, subsystem NQN)', 'critical', '/sys/class/nvme/<ctrl>/{transport,address,subsysnqn,state}', FIX_CONNECTIONS)
+       'port, subsystem NQN)', 'critical', '/sys/class/nvme/<ctrl>/{transport,address,subsysnqn,state}', FIX_CONNECTIONS, variables=FABRIC_VARIABLES)
 def connections(check, reads, expected):
     ctrls, dummy = _fabric_reads(reads, expected)
     results = []
@@ -112,7 +118,7 @@ def connections(check, reads, expected):
 
 @Check('fabric.read_ahead', 'Read-ahead of every namespace of nvmeof_initiator_connections at least what '
        'nvmeof_initiator sets', 'major', '/sys/block/<ns>/queue/read_ahead_kb',
-       FIX + ' (blockdev_readahead, its udev rule and the re-trigger on NVME_EVENT=connected)')
+       FIX + ' (blockdev_readahead, its udev rule and the re-trigger on NVME_EVENT=connected)', variables=FABRIC_VARIABLES)
 def read_ahead(check, reads, expected):
     ctrls, namespaces = _fabric_reads(reads, expected)
     sectors = expected.get('nvmeof_initiator_read_ahead_sectors')

@@ -18,6 +18,13 @@ from ansible_collections.inferops.node.plugins.module_utils import irq
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read
 from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
 
+# What the checks compare with: the irq_affinity role's rules and irqbalance policy.
+IRQ_VARIABLES = (
+    'irq_affinity_rules',
+    'irq_affinity_irqbalance',
+    'irq_affinity_banned_cpus',
+)
+
 __all__ = ['CHECKS']
 
 FIX = 'role irq_affinity (tag irq_affinity)'
@@ -27,7 +34,7 @@ POLICY_SCRIPT = '/usr/local/sbin/inferops-irq-pin'
 
 
 @Check('irq.pins', 'IRQs of each pinning rule on the rule\'s CPUs', 'major',
-       '/proc/irq/<N>/{smp,effective}_affinity_list (irq_pin list_only: the role\'s match and targets)', FIX)
+       '/proc/irq/<N>/{smp,effective}_affinity_list (irq_pin list_only: the role\'s match and targets)', FIX, variables=IRQ_VARIABLES)
 def pins(check, reads, expected):
     rules = expected.get('irq_affinity_rules')
     if not rules:
@@ -73,7 +80,7 @@ def _cpus(value):
 
 
 @Check('irq.irqbalance', 'irqbalance runs with the role\'s policy script and banned CPUs', 'major',
-       'systemctl show irqbalance.service, /etc/default/irqbalance', FIX)
+       'systemctl show irqbalance.service, /etc/default/irqbalance', FIX, variables=IRQ_VARIABLES)
 def irqbalance(check, reads, expected):
     if not expected.get('irq_affinity_rules'):
         return [check.skip('no irq_affinity_rules for this host')]

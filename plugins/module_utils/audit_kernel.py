@@ -14,7 +14,7 @@ __all__ = ['CHECKS']
 
 
 @Check('kernel.sysctl', 'Kernel parameter of the profile, at runtime and at boot', 'major',
-       '/proc/sys and the sysctl.d files', 'role kernel_tuning (tag kernel_tuning)')
+       '/proc/sys and the sysctl.d files', 'role kernel_tuning (tag kernel_tuning)', variables=('kernel_tuning_layers',))
 def sysctl_profile(check, reads, expected):
     info = read(reads, 'sysctl_info')
     layers = expected.get('kernel_tuning_layers')
@@ -50,7 +50,7 @@ def sysctl_profile(check, reads, expected):
 
 
 @Check('kernel.thp', 'Transparent huge pages mode', 'minor', '/sys/kernel/mm/transparent_hugepage/enabled',
-       'role kernel_tuning (kernel_tuning_thp)')
+       'role kernel_tuning (kernel_tuning_thp)', variables=('kernel_tuning_thp',))
 def thp(check, reads, expected):
     enabled = read(reads, 'sysctl_info', 'transparent_hugepage').get('enabled')
     wanted = expected.get('kernel_tuning_thp')

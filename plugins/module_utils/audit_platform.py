@@ -52,7 +52,8 @@ def os_release(check, reads, expected):
 
 
 @Check('platform.kernel', 'Kernel release is new enough for the features in use', 'major',
-       '/proc/sys/kernel/osrelease', 'upgrade the kernel (or turn the feature off)')
+       '/proc/sys/kernel/osrelease', 'upgrade the kernel (or turn the feature off)',
+       variables=tuple(variable for dummy, dummy, variable in KERNEL_FEATURES))
 def kernel(check, reads, expected):
     found = read(reads, 'platform_info', 'kernel')
     numbers = found.get('numbers')

@@ -17,6 +17,15 @@ import posixpath
 from ansible_collections.inferops.node.plugins.module_utils import triton_compose, triton_v2
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, Missing, read
 
+# What the checks compare with: the triton_compose role's plan input (its vars/main.yml
+# __triton_compose_params) and switch, and model_sync's models and destination (the models Triton must serve).
+SERVING_VARIABLES = (
+    'triton_compose_deploy',
+    'triton_compose_params',
+    'model_sync_destination',
+    'model_sync_models',
+)
+
 __all__ = ['CHECKS']
 
 FIX = 'role triton_compose (tag triton_compose)'
@@ -65,7 +74,7 @@ def _endpoints(check, reads, expected, results, answering=False):
 
 @Check('serving.ready', 'Every Triton instance of triton_compose live and ready', 'critical',
        'GET <endpoint>/v2/health/live, /v2/health/ready',
-       FIX + ' (a model that failed to load keeps the server not ready: serving.models names it)')
+       FIX + ' (a model that failed to load keeps the server not ready: serving.models names it)', variables=SERVING_VARIABLES)
 def ready(check, reads, expected):
     results = []
     endpoints, result = _endpoints(check, reads, expected, results)
@@ -96,7 +105,7 @@ def _synced(expected):
 @Check('serving.models', 'Every model of the repository and of model_sync_models READY on every instance', 'critical',
        'POST <endpoint>/v2/repository/index',
        FIX + ' (the load error is in the reason and in docker compose logs); a model missing from the repository: '
-       'role model_sync (tag model_sync)')
+       'role model_sync (tag model_sync)', variables=SERVING_VARIABLES)
 def models(check, reads, expected):
     results = []
     synced = _synced(expected)
@@ -128,7 +137,7 @@ def models(check, reads, expected):
        'docker compose config --hash, docker inspect (compose_project_info)',
        FIX + ' (a FAIL: docker compose up would create, recreate or start the container - the running one is not '
        'what the role renders now: compose.yaml edited by hand, an inventory change not applied yet, or a container '
-       'created or stopped by hand; an orphan: a service the role no longer defines, removed by the role)')
+       'created or stopped by hand; an orphan: a service the role no longer defines, removed by the role)', variables=SERVING_VARIABLES)
 def containers(check, reads, expected):
     # The hashes compose gives the plan's definition against those on the containers: a container PASSes only
     # if it was created from exactly what the role renders now (its read-only model mount, its flags, its
@@ -162,7 +171,7 @@ def containers(check, reads, expected):
        'docker inspect (compose_project_info): Mounts',
        FIX + ' (docker compose up mounts the repository as the role renders it: read-only, at '
        'triton_compose_model_repository_target; a read-write mount lets a server or a shell in its container change '
-       'the models every instance loads)')
+       'the models every instance loads)', variables=SERVING_VARIABLES)
 def model_mount(check, reads, expected):
     # Read from the mounts the engine reports (the kernel's), not from the compose file: serving.containers proves
     # the container matches the role's configuration through compose's hash; this says what the mount is.

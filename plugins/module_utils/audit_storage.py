@@ -15,6 +15,23 @@ from ansible_collections.inferops.node.plugins.module_utils import blockdev, md_
 from ansible_collections.inferops.node.plugins.module_utils.audit import Check, read, require_group
 from ansible_collections.inferops.node.plugins.module_utils.audit_nvme import drive
 
+# What the md/XFS checks compare with: the md_raid_xfs role's arrays, mount options, boot and maintenance settings.
+MD_VARIABLES = (
+    'md_raid_xfs_arrays',
+    'md_raid_xfs_mount_opts',
+    'md_raid_xfs_update_initramfs',
+    'md_raid_xfs_resync_speed_outside_window',
+    'md_raid_xfs_fstrim_timer',
+)
+# What the NVMe queue check compares with: the nvme_sched role's settings and selection.
+SCHED_VARIABLES = (
+    'nvme_sched_scheduler',
+    'nvme_sched_read_ahead_kb',
+    'nvme_sched_nr_requests',
+    'nvme_sched_models',
+    'nvme_sched_serials',
+)
+
 __all__ = ['CHECKS']
 
 FIX_MD = 'role md_raid_xfs (tag md_raid_xfs)'
@@ -51,7 +68,7 @@ def _running(check, info, expected, results, mounted=False):
                                       subject=want['mount'] if mounted else _subject(want)))
 
 
-@Check('storage.md_present', 'Every array of md_raid_xfs_arrays runs', 'critical', '/proc/mdstat, mdadm --detail', FIX_MD)
+@Check('storage.md_present', 'Every array of md_raid_xfs_arrays runs', 'critical', '/proc/mdstat, mdadm --detail', FIX_MD, variables=MD_VARIABLES)
 def md_present(check, reads, expected):
     arrays = read(reads, 'md_info', 'arrays')
     results = []
@@ -67,7 +84,7 @@ def md_present(check, reads, expected):
 
 @Check('storage.md_health', 'Array clean: not degraded, no faulty member', 'critical',
        '/sys/block/<md>/md/{degraded,array_state,sync_action}, mdadm --detail',
-       FIX_MD_HEALTH)
+       FIX_MD_HEALTH, variables=MD_VARIABLES)
 def md_health(check, reads, expected):
     results = []
     for want, found in _running(check, read(reads, 'md_info'), expected, results):
@@ -85,7 +102,7 @@ def md_health(check, reads, expected):
 
 
 @Check('storage.md_layout', 'Array level, chunk and members (by serial) as md_raid_xfs_arrays', 'major',
-       'mdadm --detail --export, /dev/disk/by-id', FIX_MD + ' - a different layout needs a rebuild')
+       'mdadm --detail --export, /dev/disk/by-id', FIX_MD + ' - a different layout needs a rebuild', variables=MD_VARIABLES)
 def md_layout(check, reads, expected):
     info = read(reads, 'md_info')
     members = info.get('members') or {}
@@ -112,7 +129,7 @@ def md_layout(check, reads, expected):
 
 @Check('storage.md_conf', 'mdadm.conf names every array by its UUID, and the initramfs was built after it', 'major',
        'mdadm.conf ARRAY lines, the mtimes of mdadm.conf and /boot/initrd.img-<kernel> (md_info)',
-       FIX_MD + ': it writes the ARRAY line and runs update-initramfs -u')
+       FIX_MD + ': it writes the ARRAY line and runs update-initramfs -u', variables=MD_VARIABLES)
 def md_conf(check, reads, expected):
     """The configuration the next boot assembles the arrays by: without its ARRAY line (or with an initramfs
     older than mdadm.conf, whose copy the early boot reads) an array may come up as md127, not /dev/md/<name>,
@@ -146,7 +163,7 @@ def md_conf(check, reads, expected):
 
 
 @Check('storage.mount', 'Array filesystem mounted with the role\'s options', 'critical',
-       'findmnt -J -l -o TARGET,SOURCE,FSTYPE,OPTIONS', FIX_MD + ' (remount; logbufs/logbsize at the next mount)')
+       'findmnt -J -l -o TARGET,SOURCE,FSTYPE,OPTIONS', FIX_MD + ' (remount; logbufs/logbsize at the next mount)', variables=MD_VARIABLES)
 def mount(check, reads, expected):
     info = read(reads, 'md_info')
     mounts = info.get('mounts') or {}
@@ -173,7 +190,7 @@ def mount(check, reads, expected):
 @Check('storage.xfs_stripe', 'XFS stripe unit and width match the array (chunk, data disks)', 'major',
        'findmnt -J -l -o TARGET,SOURCE,FSTYPE,OPTIONS (sunit, swidth in 512-byte sectors)',
        'role md_raid_xfs creates XFS with -d su=<chunk>k,sw=<data disks>; an existing filesystem is kept: '
-       'recreate it (data loss) or accept it')
+       'recreate it (data loss) or accept it', variables=MD_VARIABLES)
 def xfs_stripe(check, reads, expected):
     info = read(reads, 'md_info')
     mounts = info.get('mounts') or {}
@@ -212,7 +229,7 @@ def _xfs_of(check, reads, expected, results):
 
 @Check('storage.xfs_ftype', 'XFS of every array records file types (ftype=1)', 'major', 'xfs_info <mount>',
        'role md_raid_xfs makes XFS with ftype=1 (mkfs.xfs default since xfsprogs 4.2); an existing filesystem is kept: '
-       'recreate it (data loss) with md_raid_xfs_force')
+       'recreate it (data loss) with md_raid_xfs_force', variables=MD_VARIABLES)
 def xfs_ftype(check, reads, expected):
     results = []
     for want, found in _xfs_of(check, reads, expected, results):
@@ -232,7 +249,7 @@ def xfs_ftype(check, reads, expected):
 @Check('storage.free_space', 'Free space on every array filesystem at least audit_min_free_percent', 'major',
        'findmnt -J -b -o TARGET,SIZE,AVAIL,USED --mountpoint <mount>',
        'remove models no longer served (role model_sync, state absent) or grow the array; a model that does not '
-       'fit fails model_sync before it downloads')
+       'fit fails model_sync before it downloads', variables=MD_VARIABLES)
 def free_space(check, reads, expected):
     minimum = expected.get('audit_min_free_percent')
     if minimum is None:
@@ -252,7 +269,7 @@ def free_space(check, reads, expected):
 
 
 @Check('storage.md_readahead', 'Array read-ahead at least what md_raid_xfs sets', 'major',
-       '/sys/block/<md>/queue/read_ahead_kb', FIX_MD + ' (blockdev_readahead and its udev rule)')
+       '/sys/block/<md>/queue/read_ahead_kb', FIX_MD + ' (blockdev_readahead and its udev rule)', variables=MD_VARIABLES)
 def md_readahead(check, reads, expected):
     results = []
     for want, found in _running(check, read(reads, 'md_info'), expected, results):
@@ -283,7 +300,7 @@ def md_readahead(check, reads, expected):
 
 @Check('storage.md_resync', 'Write-intent bitmap and resync throttle as md_raid_xfs sets them', 'major',
        '/sys/block/<md>/md/{bitmap/location,sync_speed_max}, systemctl show ' + md_raid_plan.RESYNC_WINDOW_SERVICE,
-       FIX_MD + ' (md_raid_xfs_arrays[].bitmap, md_raid_xfs_resync_speed_outside_window)')
+       FIX_MD + ' (md_raid_xfs_arrays[].bitmap, md_raid_xfs_resync_speed_outside_window)', variables=MD_VARIABLES)
 def md_resync(check, reads, expected):
     """Seed 000's rebuild at peak: the bitmap an array asks for, and outside the maintenance window (its service
     not running) the array's own sync_speed_max at md_raid_xfs_resync_speed_outside_window."""
@@ -319,7 +336,7 @@ def md_resync(check, reads, expected):
 
 
 @Check('storage.fstrim', 'fstrim.timer enabled and active', 'minor', 'systemctl show fstrim.timer',
-       'role md_raid_xfs (md_raid_xfs_fstrim_timer)')
+       'role md_raid_xfs (md_raid_xfs_fstrim_timer)', variables=MD_VARIABLES)
 def fstrim(check, reads, expected):
     require_group(expected, LOCAL_NVME, 'md_raid_xfs')
     units = read(reads, 'md_info', 'units')
@@ -333,7 +350,7 @@ def fstrim(check, reads, expected):
 
 
 @Check('storage.nvme_queue', 'Scheduler, read-ahead and nr_requests of every NVMe namespace of nvme_sched', 'major',
-       '/sys/block/<ns>/queue/{scheduler,read_ahead_kb,nr_requests}', 'role nvme_sched (tag nvme_sched)')
+       '/sys/block/<ns>/queue/{scheduler,read_ahead_kb,nr_requests}', 'role nvme_sched (tag nvme_sched)', variables=SCHED_VARIABLES)
 def nvme_queue_settings(check, reads, expected):
     require_group(expected, LOCAL_NVME, 'nvme_sched')
     namespaces = read(reads, 'nvme_info', 'namespaces')

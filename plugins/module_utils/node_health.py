@@ -28,7 +28,7 @@ from ansible_collections.inferops.node.plugins.module_utils import irq, md_raid_
 from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int
 from ansible_collections.inferops.node.plugins.module_utils.role_arguments import is_boolean
 
-__all__ = ['DEFAULT_MDADM_CONF', 'INTERVAL_MINUTES', 'SYSSTAT_MINUTES', 'config', 'errors', 'read_arguments',
+__all__ = ['DEFAULT_MDADM_CONF', 'INTERVAL_MINUTES', 'SYSSTAT_MINUTES', 'VARIABLES', 'config', 'errors', 'read_arguments',
            'residency_ratio', 'warmup_success']
 
 # Every few minutes (issue 31); an hour at most: the alert InferopsHealthCheckStale counts three intervals.
@@ -37,6 +37,15 @@ INTERVAL_MINUTES = (1, 60)
 SYSSTAT_MINUTES = (1, 10)
 NODE_EXPORTER = ('install', 'existing')
 DEFAULT_MDADM_CONF = '/etc/mdadm/mdadm.conf'
+# The role variables config() and read_arguments() take from audit_host's expected, beyond what the checks
+# declare (audit.Check variables): audit_catalogue.VARIABLES adds them, so audit_host resolves them too.
+VARIABLES = (
+    'md_raid_xfs_mdadm_conf',
+    'storage_benchmark_results_dir',
+    'k8s_node_labels_file',
+    'k8s_node_labels_prefix',
+    'warmup_traffic_status_file',
+)
 _BOOLEANS = ('node_health_page_cache', 'node_health_k8s_label_gate', 'node_health_sysstat')
 
 

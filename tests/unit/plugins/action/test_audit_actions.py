@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 import yaml
 
+from ansible.errors import AnsibleError
 from ansible.parsing.dataloader import DataLoader
 from ansible.playbook.task import Task
 try:
@@ -23,7 +24,7 @@ except ImportError:  # ansible-core < 2.19: every string in the variables is a t
     def trust_as_template(value):
         return value
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
-from ansible_collections.inferops.node.plugins.module_utils import triton_compose
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, triton_compose
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
@@ -245,3 +246,10 @@ def test_no_previous_report_no_diff(recorded, tmp_path, monkeypatch):
                                     % (tmp_path / 'audit-20200101T000000Z.json')]
     result, lines = report_action(tmp_path, monkeypatch, {'node1': {'__audit_host': host}}, fail_on_fail=False, compare=False)
     assert result['audit_diff'] is None and result['diff_lines'] == []
+
+
+def test_a_checked_variable_no_role_declares_is_refused_by_name(monkeypatch):
+    monkeypatch.setattr(audit_catalogue, 'VARIABLES', audit_catalogue.VARIABLES + ('md_raid_xfs_no_such_thing',))
+    plugin = action(audit_host, 'audit_host', {'reads': {}})
+    with pytest.raises(AnsibleError, match='md_raid_xfs_no_such_thing is declared by no role'):
+        plugin.expected(dict(inventory_hostname='x', group_names=['local_nvme']))

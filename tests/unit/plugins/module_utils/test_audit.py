@@ -763,3 +763,23 @@ def test_failures_first_puts_critical_before_major_before_minor_within_a_status(
     assert [r['subject'] for r in audit.failures_first(results)] == ['c', 'd', 'a', 'e', 'b', 'f']
     assert audit.why(results, limit=2) == ('x.critical [c] FAIL (critical): no; x.major [d] FAIL (major): no; '
                                            'and 4 more')
+
+
+def test_a_check_sees_only_the_variables_it_declares():
+    seen = {}
+
+    def func(check, reads, expected):
+        seen.update(expected)
+        return [check.passed(None, None, None)]
+
+    check = audit.Check('x.y', 'title', 'minor', 'evidence', 'fix', func, variables=('md_raid_xfs_arrays',))
+    check.evaluate({}, {'md_raid_xfs_arrays': [], 'nvme_sched_scheduler': 'none', 'audit_min_free_percent': 10,
+                        'group_names': ['local_nvme']})
+    assert seen == {'md_raid_xfs_arrays': [], 'audit_min_free_percent': 10, 'group_names': ['local_nvme']}
+
+
+def test_the_resolved_variables_are_what_the_checks_and_the_health_check_declare():
+    declared = set(name for check in audit_catalogue.HOST_CHECKS for name in check.variables)
+    assert declared <= set(audit_catalogue.VARIABLES)
+    assert {'md_raid_xfs_arrays', 'kernel_tuning_layers', 'triton_compose_params', 'k8s_node_labels_file'} <= set(
+        audit_catalogue.VARIABLES)

@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_fabric
+from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, audit_fabric, audit_storage
 from ansible_collections.inferops.node.plugins.modules import nvme_info
 from ansible_collections.inferops.node.tests.unit import before_fork
 from ansible_collections.inferops.node.tests.unit.module_harness import run_module
@@ -201,7 +201,7 @@ def test_initiator_namespaces_are_not_nvme_sched_drift(fabric_reads):
     every host has) does not run on an initiator, so storage.nvme_queue does not judge them - on a local_nvme host
     the same read would FAIL."""
     defaults = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'nvme_sched', 'defaults', 'main.yml')))
-    nvme_sched = dict((name, defaults[name]) for name in audit_catalogue.ROLE_VARIABLES['nvme_sched'])
+    nvme_sched = dict((name, defaults[name]) for name in audit_storage.SCHED_VARIABLES)
     skip = only(results(fabric_reads, 'tcp_live', 'storage.nvme_queue', wanted(**nvme_sched)))
     assert skip['status'] == 'SKIP'
     assert skip['reason'] == 'not in the local_nvme group: the nvme_sched role does not run on this host'
