@@ -9,7 +9,7 @@ DOCUMENTATION = r'''
 ---
 module: container_image
 short_description: Put an image on the docker engine - from a docker save archive or a registry - with progress
-version_added: 0.2.0
+version_added: 0.3.0
 author:
   - inferops.node maintainers (@inferops)
 description:

@@ -29,6 +29,19 @@ def recorded(name):
         return handle.read()
 
 
+def answer(name):
+    """The recorded answer as the engine sent it: the fixtures keep LF line endings and a chunked body as its JSON
+    lines (fixtures/docker_api/README.md); the engine ends header lines and each streamed object with CRLF and
+    sends one object per chunk."""
+    head, body = recorded(name).split(b'\n\n', 1)
+    lines = head.split(b'\n')
+    if b'Transfer-Encoding: chunked' in lines:
+        body = b''.join(b'%x\r\n%s\r\n\r\n' % (len(line) + 2, line) for line in body.split(b'\n') if line) + b'0\r\n\r\n'
+    else:
+        lines.append(b'Content-Length: %d' % len(body))
+    return b'\r\n'.join(lines) + b'\r\n\r\n' + body
+
+
 class Engine(object):
     """Answers each request with the next recorded answer of its route; keeps what it was sent."""
 
@@ -69,7 +82,7 @@ class Engine(object):
                 route = '%s %s' % (request[0], request[1])
                 self.requests.append((route, body))
                 answers = self.routes.get(route)
-                conn.sendall(recorded(answers.pop(0)) if answers else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
+                conn.sendall(answer(answers.pop(0)) if answers else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
 
     def close(self):
         self.sock.close()
