@@ -7,10 +7,12 @@ operator sees progress lines, not a loop's "FAILED - RETRYING"; without, one pol
 
 from __future__ import annotations
 
-import base64
 import json
+import shlex
 import time
+import uuid
 
+from ansible.module_utils.common.text.converters import to_text
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
@@ -52,22 +54,24 @@ class ActionModule(ActionBase):
         return merge_hash(result, polled)
 
     def _poll(self, args, status_args, task_vars):
-        """One poll: async_status (again every RECHECK seconds within ``wait`` until the job ends), the
-        status file, the line printed."""
+        """One poll: the job's results file and the status file (again every RECHECK seconds within ``wait``
+        until the job ends), async_status once the job has ended, the line printed."""
         # Within ``wait`` seconds the job is asked again every second, so the follower moves on about a
         # second after the job ends, not up to a whole interval later: a 5 s delay cost a 2 GiB preload before
         # a server start 7 s on the development VM (docs/benchmarks.md, cold start).
         deadline = time.monotonic() + max(args['wait'], self.RECHECK if args['timeout'] else 0)
-        status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
-                                      module_args=status_args)
+        status, progress = self._read(status_args, args['status_file'])
         while not status.get('finished') and not status.get('failed') and time.monotonic() < deadline:
             time.sleep(min(self.RECHECK, max(0.0, deadline - time.monotonic())))
+            status, progress = self._read(status_args, args['status_file'])
+        if status.get('finished') or status.get('failed'):
+            # The job's result as a task's: async_status, once, processes it as it does any module's.
             status = self._execute_module(module_name='ansible.legacy.async_status', task_vars=task_vars,
                                           module_args=status_args)
         result = dict(status)
         result['started'] = bool(result.get('started', True))
         result['finished'] = bool(result.get('finished'))
-        result['progress'] = self._read_status(args['status_file'], task_vars) if args['status_file'] else {}
+        result['progress'] = progress
         line = result['progress'].get('line') or ('no status yet' if args['status_file'] else 'running')
         if result['finished']:
             line += ' - job finished'
@@ -78,14 +82,47 @@ class ActionModule(ActionBase):
         result['changed'] = False
         return result
 
-    def _read_status(self, path, task_vars):
-        """The status file's JSON, {} while it does not exist yet or is being replaced."""
-        slurped = self._execute_module(module_name='ansible.legacy.slurp', module_args={'src': path},
-                                       task_vars=task_vars)
-        if slurped.get('failed') or 'content' not in slurped:
-            return {}
-        try:
-            status = json.loads(base64.b64decode(slurped['content']).decode('utf-8'))
-        except ValueError:
-            return {}
-        return status if isinstance(status, dict) else {}
+    def _read(self, status_args, status_file):
+        """Whether the job has ended (as ansible.builtin.async_status would say), and the status file's JSON ({}
+        while it does not exist yet or is being replaced): both files read by one shell command. Not the
+        async_status and slurp modules every second: each is a Python start on the host - about a second of a TCG
+        lab guest's CPU, taken from the job it follows (a Triton image load in a guest took 711 s so followed in a
+        busy CI run). async_status runs once, for the ended job's result."""
+        log_path = self._connection._shell.join_path(status_args['_async_dir'], status_args['jid'])
+        marker = '--inferops-job-progress-%s--' % uuid.uuid4().hex
+        command = '%s; printf "\\n%%s\\n" %s; %s; exit 0' % (
+            'if [ -e %s ]; then cat -- %s; else printf %%s %s; fi' % (
+                shlex.quote(log_path), shlex.quote(log_path), shlex.quote(marker + 'missing')),
+            shlex.quote(marker),
+            'cat -- %s 2>/dev/null' % shlex.quote(status_file) if status_file else 'true')
+        out = to_text(self._low_level_execute_command(command, sudoable=True).get('stdout') or '')
+        job, dummy, status_text = out.partition('\n%s\n' % marker)
+        return job_state(job.strip(), status_args['jid'], log_path, marker + 'missing'), status_json(status_text)
+
+
+def job_state(text, jid, log_path, missing):
+    """What ansible.builtin.async_status returns for a job whose results file holds ``text`` (its rules, as in
+    ansible-core's modules/async_status.py): no file - failed; a file not written yet - running; the job's result
+    without ``started`` - finished."""
+    if text == missing:
+        return {'failed': True, 'msg': 'could not find job', 'ansible_job_id': jid, 'started': True, 'finished': True}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return {'results_file': log_path, 'ansible_job_id': jid, 'started': True, 'finished': False}
+    if 'started' not in data:
+        data['finished'] = True
+        data['ansible_job_id'] = jid
+    elif 'finished' not in data:
+        data['finished'] = False
+    return data
+
+
+def status_json(text):
+    try:
+        status = json.loads(text)
+    except ValueError:
+        return {}
+    return status if isinstance(status, dict) else {}
