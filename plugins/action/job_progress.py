@@ -95,7 +95,8 @@ class ActionModule(ActionBase):
                 shlex.quote(log_path), shlex.quote(log_path), shlex.quote(marker + 'missing')),
             shlex.quote(marker),
             'cat -- %s 2>/dev/null' % shlex.quote(status_file) if status_file else 'true')
-        out = to_text(self._low_level_execute_command(command, sudoable=True).get('stdout') or '')
+        # The command runs on a terminal (ssh -tt), which ends lines with CRLF.
+        out = to_text(self._low_level_execute_command(command, sudoable=True).get('stdout') or '').replace('\r\n', '\n')
         job, dummy, status_text = out.partition('\n%s\n' % marker)
         return job_state(job.strip(), status_args['jid'], log_path, marker + 'missing'), status_json(status_text)
 

@@ -78,7 +78,8 @@ def action(args, monkeypatch, jobs, statuses=None, tmp=None):
                     handle.write(status)
         calls.append('read')
         done = subprocess.run(['sh', '-c', command], capture_output=True, text=True, check=False)
-        return {'rc': done.returncode, 'stdout': done.stdout, 'stderr': done.stderr}
+        # As ssh -tt gives it (a terminal's CRLF line ends): what a lab guest answered.
+        return {'rc': done.returncode, 'stdout': done.stdout.replace('\n', '\r\n'), 'stderr': done.stderr}
 
     def execute(module_name, module_args, task_vars):
         calls.append((module_name, module_args))
