@@ -11,8 +11,8 @@ archive itself, so the bytes sent are the load's progress. Standard library only
 
 * ``Engine(socket_path)`` - ``image(name)``: the image's inspect JSON or None; ``load(handle, sent, streamed)``:
   POST the archive (a file object), ``sent(n)`` per chunk sent, ``streamed(object)`` per object of the layers'
-  unpacking, returns the engine's lines; ``pull(name, progress)``:
-  ``progress(PullProgress)`` per streamed object, returns the last status.
+  unpacking, returns the engine's lines; ``pull(name, streamed)``: ``streamed(object)`` per streamed object
+  (``PullProgress.update`` sums them), returns the last status.
 * ``PullProgress`` - bytes downloaded and to download over the layers the engine reported so far.
 * ``archive_image(path)`` - the image ID and tags a ``docker save`` archive holds (its manifest.json).
 * ``EngineError`` - what the engine refused, in its own words.
@@ -77,10 +77,8 @@ class PullProgress(object):
 
     def __init__(self):
         self.layers = {}
-        self.status = None
 
     def update(self, value):
-        self.status = value.get('status') or self.status
         layer = value.get('id')
         if not layer or layer == value.get('status'):
             return
@@ -157,17 +155,19 @@ class Engine(object):
         finally:
             connection.close()
 
-    def pull(self, name, progress):
-        """POST /images/create for ``name``; ``progress.update(object)`` per streamed object."""
+    def pull(self, name, streamed):
+        """POST /images/create for ``name``; ``streamed(object)`` per streamed object. Returns the last status."""
         repository, tag = split_reference(name)
         query = urllib.parse.urlencode(dict(fromImage=repository, **({'tag': tag} if tag else {})))
         connection, response = self._request('POST', '/images/create?' + query, timeout=None)
         try:
             if response.status != 200:
                 raise EngineError(_message(response.read(), response.status))
+            status = None
             for value in _objects(response):
-                progress.update(value)
-            return progress.status
+                streamed(value)
+                status = value.get('status') or status
+            return status
         finally:
             connection.close()
 

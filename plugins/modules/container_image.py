@@ -216,13 +216,11 @@ def run(module):
         else:
             pulled = PullProgress()
 
-            class Tracker(object):
-                @staticmethod
-                def update(value):
-                    pulled.update(value)
-                    progress.set(pulled.done, pulled.total)
+            def pulling(value):
+                pulled.update(value)
+                progress.set(pulled.done, pulled.total)
 
-            last = engine.pull(p['name'], Tracker)
+            last = engine.pull(p['name'], pulling)
             result['engine_lines'] = [last] if last else []
             result['bytes'] = pulled.total
     except (EngineError, OSError) as exc:
