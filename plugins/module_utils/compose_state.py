@@ -176,18 +176,26 @@ def pending(definition, hashes, current, images=None, synced=None):
         want = replicas(service)
         image_id = _image_of(service.get('image'), images)
         stale = _stale_models(mine, synced)
+        # Every reason to recreate is named (a changed setting and a model synced since the start, say): the
+        # operator reads all of them, not the first one found.
+        changed = []
+        if any(c['config_hash'] != hashes.get(name) for c in mine):
+            changed.append('its configuration changed (config hash %s, wanted %s)' % (
+                ', '.join(sorted(set(str(c['config_hash']) for c in mine))), hashes.get(name)))
+        if image_id and any(c['image_id'] != image_id for c in mine):
+            changed.append('its image %s is now %s' % (service.get('image'), image_id))
+        stale_reason = ['model(s) %s synced after its server started (it serves what it loaded)' % ', '.join(stale)] \
+            if stale else []
+        stopped = [c for c in mine if not c['running']]
         if want and not mine:
             action, reason = 'create', 'no container yet'
-        elif any(c['config_hash'] != hashes.get(name) for c in mine):
-            action, reason = 'recreate', 'its configuration changed (config hash %s, wanted %s)' % (
-                ', '.join(sorted(set(str(c['config_hash']) for c in mine))), hashes.get(name))
-        elif image_id and any(c['image_id'] != image_id for c in mine):
-            action, reason = 'recreate', 'its image %s is now %s' % (service.get('image'), image_id)
-        elif any(not c['running'] for c in mine):
-            action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in mine if not c['running'])
+        elif changed:
+            action, reason = 'recreate', '; '.join(changed + stale_reason)
+        elif stopped:
+            # Starting a stopped server loads the repository as it is now.
+            action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in stopped)
         elif stale:
-            action, reason = 'recreate', 'model(s) %s synced after its server started (it serves what it loaded)' % (
-                ', '.join(stale))
+            action, reason = 'recreate', stale_reason[0]
         elif len(mine) < want:
             action, reason = 'create', '%d of %d replicas' % (len(mine), want)
         elif len(mine) > want:

@@ -122,6 +122,20 @@ def test_a_model_synced_after_a_single_server_started_forces_its_recreation():
     assert (result['services'][0]['action'], result['recreate_always']) == ('start', [])
 
 
+def test_a_changed_setting_and_a_model_synced_since_the_start_are_both_named():
+    """The first reason found is not the only one: the summary names the changed configuration and the stale
+    model, and the server is replaced one at a time (not forced as a model-only recreation)."""
+    definition, hashes, current, images = recorded()
+    started = max(c['started'] for c in current)
+    changed = dict(hashes, a='f' * 64)
+    result = compose_state.pending(definition, changed, current, images, {'identity': started + 1})
+    reason = result['services'][0]['reason']
+    assert reason.startswith('its configuration changed (config hash ') and ', wanted %s)' % ('f' * 64) in reason
+    assert reason.endswith('; model(s) identity synced after its server started (it serves what it loaded)')
+    assert result['services'][1]['reason'].startswith('model(s) identity synced after')
+    assert result['one_at_a_time'] == ['a', 'b'] and result['recreate_always'] == []
+
+
 def test_models_synced_reads_the_markers(tmp_path):
     (tmp_path / 'identity').mkdir()
     (tmp_path / 'identity' / 'marker.json').write_text('{}')
