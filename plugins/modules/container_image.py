@@ -228,13 +228,22 @@ def run(module):
             writer.stop(state='failed')
         module.fail_json(msg='%s of %s failed: %s' % (action, p['name'], exc), **result)
     result['seconds'] = round(time.monotonic() - started, 1)
-    if writer:
-        writer.stop(state='done')
-    found = engine.image(p['name'])
+    # Done only once the engine shows the image under its name (the archive's, for a load).
+    problem = None
+    try:
+        found = engine.image(p['name'])
+    except EngineError as exc:
+        found, problem = None, 'the %s ended, but the image could not be read back: %s' % (action, exc)
     result.update(action='loaded' if action == 'load' else 'pulled', image_id=found and found.get('Id'))
-    if wanted is not None and result['image_id'] != wanted['id']:
-        module.fail_json(msg='after the load the engine has %s as %s, the archive holds %s'
-                             % (p['name'], result['image_id'], wanted['id']), **result)
+    if problem is None and wanted is not None and result['image_id'] != wanted['id']:
+        problem = 'after the load the engine has %s as %s, the archive holds %s' % (
+            p['name'], result['image_id'], wanted['id'])
+    elif problem is None and found is None:
+        problem = 'after the pull the engine has no image %s' % p['name']
+    if writer:
+        writer.stop(state='failed' if problem else 'done')
+    if problem:
+        module.fail_json(msg=problem, **result)
     return result
 
 

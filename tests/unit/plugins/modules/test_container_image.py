@@ -45,8 +45,10 @@ def answer(name):
 class Engine(object):
     """Answers each request with the next recorded answer of its route; keeps what it was sent."""
 
-    def __init__(self, routes):
+    def __init__(self, routes, gone_after=None):
         self.routes = dict((route, list(answers)) for route, answers in routes.items())
+        # The engine stops answering after it answered this route (a daemon restarted during the run).
+        self.gone_after = gone_after
         self.requests = []
         self.path = os.path.join(tempfile.mkdtemp(), 'docker.sock')
         self.sock = socket.socket(socket.AF_UNIX)
@@ -83,6 +85,10 @@ class Engine(object):
                 self.requests.append((route, body))
                 answers = self.routes.get(route)
                 conn.sendall(answer(answers.pop(0)) if answers else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
+            if route == self.gone_after:
+                self.sock.close()
+                os.unlink(self.path)
+                return
 
     def close(self):
         self.sock.close()
@@ -125,6 +131,16 @@ def test_a_missing_image_is_loaded_from_the_archive_with_progress(archive, tmp_p
     # The last progress the engine streamed: every byte of the layer unpacked.
     assert final['state'] == 'done' and final['bytes_done'] == final['bytes_total'] == 347299840
     assert final['line'].startswith('done %s: 100.0 %%' % NAME)
+
+
+def test_an_engine_gone_after_the_load_fails_the_run_and_the_status_file_says_so(archive, tmp_path):
+    engine = Engine({INSPECT: ['inspect-missing.http'], LOAD: ['load.http']}, gone_after=LOAD)
+    status = tmp_path / 'status.json'
+    failed, result = run(engine, archive=archive, status_file=str(status), status_interval=0.05)
+    assert failed and result['action'] == 'loaded' and result['image_id'] is None
+    assert result['msg'].startswith('the load ended, but the image could not be read back: the docker engine at %s '
+                                    'does not answer' % engine.path)
+    assert json.loads(status.read_text())['state'] == 'failed'
 
 
 def test_the_archive_image_already_on_the_engine_is_not_loaded_again(archive):
