@@ -14,8 +14,6 @@ from __future__ import annotations
 import inspect
 import os
 
-import yaml
-
 from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -23,19 +21,10 @@ from ansible.template import Templar
 from ansible.utils.display import Display
 
 from ansible_collections.inferops.node.plugins.module_utils import audit_benchmark, audit_catalogue
+from ansible_collections.inferops.node.plugins.plugin_utils import role_specs
 
 display = Display()
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
-
-
-def _spec_options(role):
-    """The option names of every entry point of the role's meta/argument_specs.yml."""
-    path = os.path.join(ROLES, role, 'meta', 'argument_specs.yml')
-    if not os.path.exists(path):
-        return set()
-    with open(path) as handle:
-        specs = (yaml.safe_load(handle) or {}).get('argument_specs') or {}
-    return set(name for entry in specs.values() for name in ((entry or {}).get('options') or {}))
 
 
 class ActionModule(ActionBase):
@@ -96,8 +85,10 @@ class ActionModule(ActionBase):
         """``{role: {name: role variable}}`` for audit_catalogue.VARIABLES: each name is found in the one role that
         declares it - as itself in its defaults, vars or argument spec, or else as ``__name`` in its vars (the
         role's computed form, as kernel_tuning's layers and triton_compose's plan input)."""
-        declared = dict((role, set(self._load(role, 'defaults')) | set(self._load(role, 'vars')) | _spec_options(role))
-                        for role in sorted(os.listdir(ROLES)))
+        declared = {}
+        for role in sorted(os.listdir(ROLES)):
+            declared[role] = (set(self._load(role, 'defaults')) | set(self._load(role, 'vars'))
+                              | set(role_specs.role_options(role_specs.role_path(role))))
         owners = {}
         for name in audit_catalogue.VARIABLES:
             # The variable itself, as an inventory sets it; else the role's computed form.

@@ -56,27 +56,13 @@ _raw:
 """
 
 import difflib
-import os
 
-import yaml
-
-from ansible.errors import AnsibleLookupError
+from ansible.errors import AnsibleError, AnsibleLookupError
 from ansible.plugins.lookup import LookupBase
 
+from ansible_collections.inferops.node.plugins.plugin_utils import role_specs
+
 ALLOW_VAR = 'inferops_allowed_extra_vars'
-
-
-def known_options(role_path):
-    path = os.path.join(role_path, 'meta', 'argument_specs.yml')
-    try:
-        with open(path) as handle:
-            specs = (yaml.safe_load(handle) or {}).get('argument_specs') or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise AnsibleLookupError('unknown_role_vars: cannot read %s: %s' % (path, exc))
-    names = set()
-    for entry in specs.values():
-        names.update((entry or {}).get('options') or {})
-    return names
 
 
 def unknown(prefix, present, options, outputs=()):
@@ -103,7 +89,10 @@ class LookupModule(LookupBase):
         role_path = self.get_option('role_path') or variables.get('role_path')
         if not role_path:
             raise AnsibleLookupError('unknown_role_vars: no role_path (call it from a role task or pass role_path)')
-        options = known_options(role_path)
+        try:
+            options = role_specs.role_options(role_path)
+        except AnsibleError as exc:
+            raise AnsibleLookupError('unknown_role_vars: %s' % exc)
         allowed = variables.get(ALLOW_VAR) or []
         if not isinstance(allowed, list) or not all(isinstance(name, str) for name in allowed):
             raise AnsibleLookupError('%s = %r: must be a list of variable names' % (ALLOW_VAR, allowed))

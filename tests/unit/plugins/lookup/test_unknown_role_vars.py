@@ -12,6 +12,7 @@ from ansible.errors import AnsibleLookupError
 from ansible.plugins.loader import lookup_loader
 
 from ansible_collections.inferops.node.plugins.lookup import unknown_role_vars as plugin
+from ansible_collections.inferops.node.plugins.plugin_utils import role_specs
 
 ROLES = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..', 'roles')
 
@@ -23,7 +24,7 @@ def lookup(terms, variables, **kwargs):
 def test_every_role_spec_is_read():
     # The collection's own argument_specs: every role has options, all with the role's prefix.
     for role in sorted(os.listdir(ROLES)):
-        options = plugin.known_options(os.path.join(ROLES, role))
+        options = role_specs.role_options(os.path.join(ROLES, role))
         assert options, role
         assert all(name.startswith(role + '_') for name in options), (role, options)
 

@@ -32,9 +32,9 @@ from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedT
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', '..')
 DEFAULTS = yaml.safe_load(open(os.path.join(ROOT, 'roles', 'triton_compose', 'defaults', 'main.yml')))
-# The keys of the role's __triton_compose_params (roles/triton_compose/vars/main.yml).
-PARAM_NAMES = list(yaml.safe_load(open(os.path.join(ROOT, 'roles', 'triton_compose', 'vars', 'main.yml')))[
-    '__triton_compose_params'])
+# The keys of the role's __triton_compose_params: every variable the role declares (lookup role_settings).
+PARAM_NAMES = sorted(yaml.safe_load(open(os.path.join(ROOT, 'roles', 'triton_compose', 'meta', 'argument_specs.yml')))[
+    'argument_specs']['main']['options'])
 LOAD_ERROR = 'Internal: RuntimeError: weights.bin: no such file (recorded failure)'
 
 
