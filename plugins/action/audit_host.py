@@ -24,7 +24,7 @@ from ansible_collections.inferops.node.plugins.module_utils import audit_benchma
 from ansible_collections.inferops.node.plugins.plugin_utils import role_specs
 
 display = Display()
-ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
+ROLES = role_specs.ROLES
 
 
 class ActionModule(ActionBase):

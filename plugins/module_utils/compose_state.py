@@ -184,18 +184,16 @@ def pending(definition, hashes, current, images=None, synced=None):
                 ', '.join(sorted(set(str(c['config_hash']) for c in mine))), hashes.get(name)))
         if image_id and any(c['image_id'] != image_id for c in mine):
             changed.append('its image %s is now %s' % (service.get('image'), image_id))
-        stale_reason = ['model(s) %s synced after its server started (it serves what it loaded)' % ', '.join(stale)] \
-            if stale else []
+        reasons = changed + ['model(s) %s synced after its server started (it serves what it loaded)'
+                             % ', '.join(stale)] * bool(stale)
         stopped = [c for c in mine if not c['running']]
         if want and not mine:
             action, reason = 'create', 'no container yet'
-        elif changed:
-            action, reason = 'recreate', '; '.join(changed + stale_reason)
+        elif changed or (stale and not stopped):
+            # A stopped server is started instead: starting loads the repository as it is now.
+            action, reason = 'recreate', '; '.join(reasons)
         elif stopped:
-            # Starting a stopped server loads the repository as it is now.
             action, reason = 'start', ', '.join('%s is %s' % (c['name'], c['state']) for c in stopped)
-        elif stale:
-            action, reason = 'recreate', stale_reason[0]
         elif len(mine) < want:
             action, reason = 'create', '%d of %d replicas' % (len(mine), want)
         elif len(mine) > want:

@@ -19,6 +19,8 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.inferops.node.plugins.module_utils.role_arguments import is_boolean
+
 # This collection's roles: plugins/plugin_utils/../../roles.
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')
 
@@ -47,14 +49,6 @@ def role_options(path):
     return options
 
 
-def _is_boolean(value):
-    try:
-        boolean(value, strict=True)
-    except TypeError:
-        return False
-    return True
-
-
 def settings(path, variables, template, strip_prefix=None):
     """``{name: value}`` of every variable the role at ``path`` declares, each templated with ``template``
     from ``variables`` (a role task's variables hold the role's defaults). A value of a ``type: bool`` option
@@ -69,7 +63,7 @@ def settings(path, variables, template, strip_prefix=None):
             raise AnsibleError('%s: declared in %s/meta/argument_specs.yml but has no value (give it a default in '
                                'the role\'s defaults/main.yml)' % (name, os.path.basename(os.path.normpath(path))))
         value = template(variables[name])
-        if option.get('type') == 'bool' and _is_boolean(value):
+        if option.get('type') == 'bool' and is_boolean(value):
             value = boolean(value, strict=True)
         if strip_prefix and name.startswith(strip_prefix):
             name = name[len(strip_prefix):]
