@@ -20,6 +20,7 @@ archive itself, so the bytes sent are the load's progress. Standard library only
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -107,20 +108,30 @@ class Engine(object):
 
     def _request(self, method, path, body=None, headers=None, timeout=None):
         connection = _UnixConnection(self.socket_path, timeout or self.timeout)
+        # The answer is read inside the same guard: an engine that restarts between accepting the connection and
+        # answering resets it (ConnectionResetError), which is the same failure as one that never answered.
         try:
             connection.request(method, path, body=body, headers=headers or {})
+            return connection, connection.getresponse()
         except (OSError, http.client.HTTPException) as exc:
             connection.close()
             raise EngineError('the docker engine at %s does not answer: %s' % (self.socket_path, exc))
-        return connection, connection.getresponse()
+
+    @contextlib.contextmanager
+    def _answer(self, connection):
+        """Reading an answer: a connection the engine drops mid-answer is an EngineError; always closed."""
+        try:
+            yield
+        except (OSError, http.client.HTTPException) as exc:
+            raise EngineError('the docker engine at %s dropped its answer: %s' % (self.socket_path, exc))
+        finally:
+            connection.close()
 
     def image(self, name):
         """The image's inspect JSON (``Id``, ``RepoTags``, ``Size``), or None when the engine has no such image."""
         connection, response = self._request('GET', '/images/%s/json' % urllib.parse.quote(name, safe=''))
-        try:
+        with self._answer(connection):
             body = response.read()
-        finally:
-            connection.close()
         if response.status == 404:
             return None
         if response.status != 200:
@@ -142,7 +153,7 @@ class Engine(object):
         # The engine reads the whole archive before it answers: no socket time-out while it unpacks.
         connection, response = self._request('POST', '/images/load?quiet=0', body=chunks(),
                                              headers={'Content-Type': 'application/x-tar'}, timeout=None)
-        try:
+        with self._answer(connection):
             if response.status != 200:
                 raise EngineError(_message(response.read(), response.status))
             lines = []
@@ -152,15 +163,13 @@ class Engine(object):
                 elif streamed is not None:
                     streamed(value)
             return lines
-        finally:
-            connection.close()
 
     def pull(self, name, streamed):
         """POST /images/create for ``name``; ``streamed(object)`` per streamed object. Returns the last status."""
         repository, tag = split_reference(name)
         query = urllib.parse.urlencode(dict(fromImage=repository, **({'tag': tag} if tag else {})))
         connection, response = self._request('POST', '/images/create?' + query, timeout=None)
-        try:
+        with self._answer(connection):
             if response.status != 200:
                 raise EngineError(_message(response.read(), response.status))
             status = None
@@ -168,8 +177,6 @@ class Engine(object):
                 streamed(value)
                 status = value.get('status') or status
             return status
-        finally:
-            connection.close()
 
 
 def _message(body, status):

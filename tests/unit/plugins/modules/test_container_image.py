@@ -63,8 +63,8 @@ class Engine(object):
                 conn, dummy = self.sock.accept()
             except OSError:
                 return
-            with conn:
-                stream = conn.makefile('rb')
+            # The file object holds the socket open: both close here, so a dropped connection reaches the client.
+            with conn, conn.makefile('rb') as stream:
                 request = stream.readline().decode().split()
                 headers = {}
                 while True:
@@ -84,7 +84,9 @@ class Engine(object):
                 route = '%s %s' % (request[0], request[1])
                 self.requests.append((route, body))
                 answers = self.routes.get(route)
-                conn.sendall(answer(answers.pop(0)) if answers else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
+                reply = answers.pop(0) if answers else 'not-implemented'
+                if reply is not None:  # None: the engine drops the connection unanswered (it restarted)
+                    conn.sendall(answer(reply) if reply != 'not-implemented' else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
             if route == self.gone_after:
                 self.sock.close()
                 os.unlink(self.path)
@@ -141,6 +143,15 @@ def test_an_engine_gone_after_the_load_fails_the_run_and_the_status_file_says_so
     assert result['msg'].startswith('the load ended, but the image could not be read back: the docker engine at %s '
                                     'does not answer' % engine.path)
     assert json.loads(status.read_text())['state'] == 'failed'
+
+
+def test_an_engine_that_drops_the_read_back_unanswered_fails_the_run_without_a_traceback(archive, tmp_path):
+    # The request was accepted and the connection reset before any answer: what a restarting daemon does.
+    engine = Engine({INSPECT: ['inspect-missing.http', None], LOAD: ['load.http']})
+    failed, result = run(engine, archive=archive, status_file=str(tmp_path / 'status.json'), status_interval=0.05)
+    assert failed and result['action'] == 'loaded' and result['image_id'] is None
+    assert result['msg'].startswith('the load ended, but the image could not be read back: the docker engine at %s '
+                                    'does not answer' % engine.path)
 
 
 def test_the_archive_image_already_on_the_engine_is_not_loaded_again(archive):
