@@ -7,7 +7,10 @@
 #  2. the collection artifact carries its controller requirements: ansible-builder's
 #     introspection of the installed tarball finds meta/execution-environment.yml's
 #     Python and system requirements;
-#  3. each Python requirement of the EE is one CI installs (requirements/*.txt).
+#  3. each Python requirement of the EE is one CI installs (requirements/*.txt);
+#  4. the image's ansible-core is the newest release CI tests (requirements/core/), its
+#     ansible-runner the one CI runs it with (requirements/ee.txt).
+# Building the image and running a playbook in it against a lab guest: molecule/ee.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 scratch=$(mktemp -d)
@@ -52,4 +55,12 @@ while read -r name; do
     echo "ee: $name (meta/ee-requirements.txt) is not in requirements/*.txt: CI does not test it"; status=1
   fi
 done < <(sed -e 's/#.*//' -e 's/[<>=!~ ;\[].*//' "$root/meta/ee-requirements.txt" | tr 'A-Z_' 'a-z-' | grep .)
+newest=$(find "$root/requirements/core" -name '*.txt' | sort -V | tail -n 1)
+for pin in "$(grep -h '^ansible-core==' "$newest")" "$(grep -h '^ansible-runner==' "$root/requirements/ee.txt")"; do
+  if grep -qx -- "    package_pip: $pin" "$root/ee/execution-environment.yml"; then
+    echo "ee: the image's $pin is what CI tests"
+  else
+    echo "ee: ee/execution-environment.yml does not pin $pin (${newest#"$root"/}, requirements/ee.txt)"; status=1
+  fi
+done
 exit "$status"

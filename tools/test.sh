@@ -118,7 +118,9 @@ stages=(yamllint ansible_lint changelog role_docs alert_rules preflight sanity u
 # "CI time"). Stop 20's CI, on multi-threaded TCG, had a fourth guest's kernel stall beside three
 # others. Up to stop 34 a fixed lane ran nvmeof_pool then serving_docker: the critical path
 # (2708 s + more than 2400 s in stop 34's CI run, which ran out of its 5400 s).
-guest_queue=(seed_node nvmeof_pool local_nvme)
+# ee (one small guest, about 4 min alone: the execution environment built offline and a playbook run
+# in it) is last: it goes to the lane that frees first, long before seed_node ends.
+guest_queue=(seed_node nvmeof_pool local_nvme ee)
 for s in "${scenarios[@]}"; do stages+=("molecule:$s"); done
 (($#)) && stages=("$@")
 
