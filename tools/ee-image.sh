@@ -61,7 +61,7 @@ mv "$scratch"/inferops-node-*.tar.gz "$offline/collections/inferops-node.tar.gz"
 bundle=$(python3 -c 'import ansible_collections.community.general as c, os
 print(os.path.dirname(os.path.dirname(c.__path__[0])))')
 for name in community.general community.docker community.library_inventory_filtering_v1; do
-  python3 "$root/tools/pack-installed-collection.py" "$bundle/${name/.//}" "$offline/collections/${name/./-}.tar.gz" >/dev/null
+  python3 "$root/tools/pack_installed_collection.py" "$bundle/${name/.//}" "$offline/collections/${name/./-}.tar.gz" >/dev/null
 done
 
 # What the image's pip installs: ansible-builder's introspection of the four collections installed to

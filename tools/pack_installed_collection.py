@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Pack an installed collection (as the `ansible` PyPI bundle installs it) into a collection tarball
 that `ansible-galaxy collection install` accepts: MANIFEST.json, FILES.json and the files at the top.
 
@@ -7,7 +6,7 @@ keeps the FILES.json that lists them, and the installer refuses a tarball missin
 packed FILES.json lists what is there (each entry's checksum as it was), and MANIFEST.json carries
 that FILES.json's checksum. Used by tools/ee-image.sh (the execution environment built offline).
 
-    tools/pack-installed-collection.py <installed collection directory> <tarball>
+    python3 tools/pack_installed_collection.py <installed collection directory> <tarball>
 """
 import hashlib
 import io
