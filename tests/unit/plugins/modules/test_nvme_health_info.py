@@ -67,6 +67,24 @@ def test_unreadable_log_is_reported_not_fatal(guest):
     assert bad['temperature_c'] is None and bad['serial'] == 'LABMODEL3'
 
 
+def test_an_empty_answer_is_read_again(guest):
+    # nvme-cli answered rc 0 and nothing once on a starved lab guest: the second read counts.
+    guest.on(smart_log(2), out='', then=lambda: guest.on(smart_log(2), out='@fresh/smart-log.nvme2.json'))
+    failed, result = run_module(nvme_health_info.main, {})
+    assert not failed and guest.calls == [smart_log(0), smart_log(1), smart_log(2), smart_log(2)] + [
+        smart_log(n) for n in range(3, 6)]
+    assert result['controllers'][2]['error'] is None and result['controllers'][2]['temperature_c'] == 50
+
+
+def test_two_answers_without_json_are_reported(guest):
+    guest.on(smart_log(2), out='')
+    failed, result = run_module(nvme_health_info.main, {})
+    assert not failed and guest.calls.count(smart_log(2)) == 2
+    assert result['controllers'][2]['error'].startswith('nvme smart-log /dev/nvme2: not JSON (')
+    assert result['controllers'][2]['error'].endswith(', read twice')
+    assert result['controllers'][2]['temperature_c'] is None
+
+
 def test_parse_other_key_names():
     """Key names of other nvme-cli versions (percentage_used, critical_warning as an object)."""
     text = fixture('audit', 'fresh/smart-log.nvme0.json').replace('"percent_used"', '"percentage_used"')
