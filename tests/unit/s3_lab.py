@@ -292,6 +292,12 @@ def blob(size, seed):
     return (bytes([seed % 251]) + os.urandom(31)) * (size // 32) + b'x' * (size % 32)
 
 
+def flip_last_byte(data):
+    """``data`` with its last byte changed: a corruption whatever that byte was (blob()'s random bytes are
+    b'!' one time in 256, which made a replaced last byte no change at all)."""
+    return data[:-1] + bytes([data[-1] ^ 0xFF])
+
+
 def model_files(seed, big=6 * MIB + 17):
     return {'config.pbtxt': ('name: "m%d"\n' % seed).encode(), '1/model.onnx': blob(big, seed)}
 

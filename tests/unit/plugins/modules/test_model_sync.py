@@ -17,7 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from module_harness import run_module  # noqa: E402  pylint: disable=wrong-import-position
-from s3_lab import MIB, blob, make_manifest, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
+from s3_lab import MIB, blob, flip_last_byte, make_manifest, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
 from status_file_reader import read_status_while  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
@@ -79,7 +79,7 @@ def test_corrupted_object_is_refused_and_nothing_is_put_in_place(lab):
     new = model_files(4)
     manifest = make_manifest(new)
     corrupt = dict(new)
-    corrupt['1/model.onnx'] = new['1/model.onnx'][:-1] + b'!'
+    corrupt['1/model.onnx'] = flip_last_byte(new['1/model.onnx'])
     upload_model(lab['client'], lab['bucket'], 'gpt/2', corrupt, manifest=manifest)
     failed, result = lab['sync']([{'name': 'gpt', 'version': '2'}])
     assert failed
@@ -417,7 +417,7 @@ def test_a_model_with_an_empty_file_is_published_synced_and_then_current(lab, st
 def test_a_corrupted_single_part_file_is_refused_by_its_streamed_hash(lab):
     # The files are smaller than part_size: each is one GET, hashed as it arrives, never journalled.
     files = {'config.pbtxt': b'name: "small"\n', 'tokenizer.json': blob(300 * 1024, 7)}
-    corrupt = dict(files, **{'tokenizer.json': files['tokenizer.json'][:-1] + b'!'})
+    corrupt = dict(files, **{'tokenizer.json': flip_last_byte(files['tokenizer.json'])})
     upload_model(lab['client'], lab['bucket'], 'small/1', corrupt, manifest=make_manifest(files))
     failed, result = lab['sync']([{'name': 'small', 'version': '1'}])
     assert failed
