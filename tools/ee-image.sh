@@ -31,7 +31,7 @@ mkdir -p "$work"
 # settings (molecule sets the collections path, callbacks, ...) are not the image's.
 while read -r name; do unset "$name"; done < <(compgen -e | grep '^ANSIBLE_')
 
-# 1. The base image, rebuilt when its suite or package list changes.
+# 1. The base image, rebuilt when its recipe (suite, packages, hook) changes.
 # shellcheck disable=SC2016  # $1 is mmdebstrap's root directory, expanded by its hook shell
 venv_hook='chroot "$1" python3 -m venv /opt/ee'
 key=$(printf '%s\n' trixie "$base_packages" "$venv_hook" | sha256sum | cut -c1-16)

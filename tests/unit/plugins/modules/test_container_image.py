@@ -84,9 +84,12 @@ class Engine(object):
                 route = '%s %s' % (request[0], request[1])
                 self.requests.append((route, body))
                 answers = self.routes.get(route)
-                reply = answers.pop(0) if answers else 'not-implemented'
-                if reply is not None:  # None: the engine drops the connection unanswered (it restarted)
-                    conn.sendall(answer(reply) if reply != 'not-implemented' else b'HTTP/1.1 501 Not Implemented\r\n\r\n')
+                if not answers:
+                    conn.sendall(b'HTTP/1.1 501 Not Implemented\r\n\r\n')
+                elif answers[0] is None:  # the engine drops the connection unanswered (it restarted)
+                    answers.pop(0)
+                else:
+                    conn.sendall(answer(answers.pop(0)))
             if route == self.gone_after:
                 self.sock.close()
                 os.unlink(self.path)
