@@ -320,6 +320,9 @@ def input_errors(settings):
         duration = s.get('md_raid_xfs_check_duration')
         if duration_seconds(duration) is None:
             out.append('md_raid_xfs_check_duration = %s: must read "<n> minutes" or "<n> hours"' % _json(duration))
+    boot_timeout = s.get('md_raid_xfs_boot_timeout')
+    if uint(boot_timeout) is None or not 1 <= uint(boot_timeout) <= 3600:
+        out.append('md_raid_xfs_boot_timeout = %s: must be a number of seconds from 1 to 3600' % _json(boot_timeout))
     throttle = s.get('md_raid_xfs_resync_speed_outside_window')
     if throttle is not None:
         if uint(throttle) is None or uint(throttle) < 1:
@@ -329,6 +332,24 @@ def input_errors(settings):
             out.append('md_raid_xfs_resync_speed_outside_window = %s: needs md_raid_xfs_check_policy: window (the '
                        'maintenance window it is lifted in), got %s' % (_json(throttle), _json(policy)))
     return out
+
+
+def boot_options(mount_opts, boot_timeout):
+    """The fstab options of an array's filesystem: its mount options, ``nofail`` and how long the boot waits
+    for the array (``x-systemd.device-timeout=``), unless the mount options say so themselves.
+
+    Why: without ``nofail`` an array that does not assemble in time (a dead RAID0 member, a slow start) fails
+    local-fs.target and the node boots into emergency mode - no network, no SSH, no health report, only the
+    console. With it the node boots and reports the missing filesystem; what serves from it waits for the mount
+    (triton_compose's engine drop-in) instead of serving an empty mount point. The mount itself still waits up
+    to ``boot_timeout`` seconds for the array, then gives up."""
+    opts = [o for o in (mount_opts or '').split(',') if o]
+    names = [o.split('=', 1)[0] for o in opts]
+    if 'nofail' not in names:
+        opts.append('nofail')
+    if 'x-systemd.device-timeout' not in names and uint(boot_timeout) is not None:
+        opts.append('x-systemd.device-timeout=%ds' % uint(boot_timeout))
+    return ','.join(opts)
 
 
 def want(settings):
@@ -360,10 +381,12 @@ def want(settings):
             mdadm['chunk_kb'] = uint(chunk)
         if layout is not None:
             mdadm['layout'] = layout
+        mount_opts = a.get('mount_opts', settings.get('md_raid_xfs_mount_opts'))
         out.append({
             'name': name, 'level': level, 'devices': devices, 'bitmap': a.get('bitmap'),
             'chunk_kb': uint(chunk) if stripe else None, 'layout': layout,
-            'mount': a.get('mount'), 'mount_opts': a.get('mount_opts', settings.get('md_raid_xfs_mount_opts')),
+            'mount': a.get('mount'), 'mount_opts': mount_opts,
+            'fstab_opts': boot_options(mount_opts, settings.get('md_raid_xfs_boot_timeout')),
             'read_ahead_kb': a.get('read_ahead_kb'), 'data_disks': data_disks,
             'mkfs_opts': '-d su=%dk,sw=%d' % (uint(chunk), data_disks) if stripe else '',
             'readahead': readahead, 'mdadm': mdadm,
@@ -513,11 +536,11 @@ def filesystems(info, settings, md_result=None, check_mode=False):
         mounted = live is not None and kname is not None and (
             os.path.basename(live['source']) == kname or live['source'] == s.get('device'))
         cmp = compare(a['mount_opts'], live['options'] if mounted else [])
-        fstab_want = ['UUID=%s' % uuid, a['mount'], 'xfs', a['mount_opts'], '0', '0']
+        fstab_want = ['UUID=%s' % uuid, a['mount'], 'xfs', a['fstab_opts'], '0', '0']
         fstab_ok = uuid is not None and info['fstab'].get(a['mount']) == fstab_want
         xfs_mount = None
         if a['mount'] is not None and (uuid is not None or check_mode):
-            xfs_mount = {'path': a['mount'], 'src': 'UUID=%s' % (uuid or '(assigned-by-mkfs.xfs)'), 'opts': a['mount_opts']}
+            xfs_mount = {'path': a['mount'], 'src': 'UUID=%s' % (uuid or '(assigned-by-mkfs.xfs)'), 'opts': a['fstab_opts']}
         out.append({
             'name': a['name'], 'device': '/dev/md/%s' % a['name'], 'kname': kname, 'planned': planned,
             'status': md.get('status') or s.get('status') or 'absent',

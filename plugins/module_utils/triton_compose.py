@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -459,8 +460,27 @@ def probe(params, project):
     }
 
 
+# docker.service's drop-in (templates/docker-model-repository.conf.j2): the engine waits for the repository's mount.
+ENGINE_DROPIN = 'docker.service.d/inferops-model-repository.conf'
+
+
+def engine_files(params):
+    """The managed_files entries of the engine's drop-in (and its directory) under triton_compose_systemd_dir."""
+    base = params.get('triton_compose_systemd_dir')
+    return [{'dest': os.path.join(base, os.path.dirname(ENGINE_DROPIN)), 'state': 'directory', 'mode': '0755'},
+            {'dest': os.path.join(base, ENGINE_DROPIN), 'template': 'docker-model-repository.conf.j2', 'mode': '0644'}]
+
+
+def slice_files(params, insts):
+    """The managed_files entries of a memory slice per instance with memory_high (templates/instance.slice.j2
+    renders ``item``)."""
+    return [{'dest': os.path.join(params.get('triton_compose_systemd_dir'), inst['slice']), 'template': 'instance.slice.j2',
+             'template_vars': {'item': inst}, 'mode': '0644'} for inst in insts if inst['memory_high']]
+
+
 def plan(params):
-    """Instances, errors, and - when there is no error - the compose definition, the endpoints and the probe."""
+    """Instances, errors, and - when there is no error - the compose definition, the endpoints, the probe and
+    the systemd files (the engine's drop-in, the memory slices)."""
     insts = instances(params)
     problems = errors(params)
     project = None if problems else definition(params, insts)
@@ -474,4 +494,6 @@ def plan(params):
         'endpoint_of': dict(zip([inst['name'] for inst in insts], urls)),
         'probe_host': probe_host(params),
         'probe': None if problems else probe(params, project),
+        'engine_files': [] if problems else engine_files(params),
+        'slice_files': [] if problems else slice_files(params, insts),
     }

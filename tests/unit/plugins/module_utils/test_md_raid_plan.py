@@ -8,6 +8,7 @@ recordings of tests/unit/fixtures/md_info."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -19,6 +20,8 @@ from ansible_collections.inferops.node.tests.unit.plugins.modules.test_md_info i
 )
 
 OPTS = 'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k'
+# What fstab says for them: the boot goes on without an array that does not assemble within 300 s.
+FSTAB_OPTS = OPTS + ',nofail,x-systemd.device-timeout=300s'
 # The resync limits the converged guest's kernel held when md_info's fixture was recorded (the role had set them).
 SYSCTL_CONVERGED = {'speed_limit_min': 10000, 'speed_limit_max': 50000}
 
@@ -36,7 +39,7 @@ def settings(**overrides):
         'md_raid_xfs_check_start': GOOD_CALENDAR, 'md_raid_xfs_check_continue': GOOD_CALENDAR,
         'md_raid_xfs_check_duration': '3 hours', 'md_raid_xfs_fstrim_timer': True,
         'md_raid_xfs_readahead_rules_file': '/etc/udev/rules.d/61-inferops-readahead.rules',
-        'md_raid_xfs_resync_speed_outside_window': None,
+        'md_raid_xfs_resync_speed_outside_window': None, 'md_raid_xfs_boot_timeout': 300,
     }
     base.update(overrides)
     return base
@@ -262,7 +265,7 @@ def test_host_fresh_is_ready_and_plans_everything(tmp_path, monkeypatch):
     assert [(f['planned'], f['needs_mkfs'], f['xfs_mount'], f['status']) for f in fs] == [
         (True, False, None, 'absent'), (True, False, None, 'absent')]
     assert plan.filesystems(info, s, check_mode=True)[0]['xfs_mount'] == {
-        'path': '/data/models', 'src': 'UUID=(assigned-by-mkfs.xfs)', 'opts': OPTS}
+        'path': '/data/models', 'src': 'UUID=(assigned-by-mkfs.xfs)', 'opts': FSTAB_OPTS}
     todo = plan.plan(info, s)
     for key in ('stop_resync_window', 'resync_window', 'mdadm'):   # test_plan_resync_throttle's
         todo.pop(key)
@@ -280,10 +283,14 @@ def test_host_converged_arrays(tmp_path, monkeypatch):
     info = read(tmp_path, monkeypatch, 'arrays', s)
     assert plan.host_errors(info, s) == []
     models, index = plan.filesystems(info, s)
+    # Recorded before fstab carried nofail: the entry is rewritten once (xfs_mount remounts, never unmounts).
     assert (models['kname'], models['fstype'], models['mounted'], models['fstab_ok'], models['needs_mkfs']) == (
-        'md127', 'xfs', True, True, False)
+        'md127', 'xfs', True, False, False)
     assert models['xfs_mount'] == {'path': '/data/models', 'src': 'UUID=30e939a0-d46d-4438-ac46-814cc3415c0c',
-                                   'opts': OPTS}
+                                   'opts': FSTAB_OPTS}
+    info['fstab']['/data/models'] = ['UUID=30e939a0-d46d-4438-ac46-814cc3415c0c', '/data/models', 'xfs', FSTAB_OPTS,
+                                     '0', '0']
+    assert plan.filesystems(info, s)[0]['fstab_ok'] is True
     assert (models['missing_opts'], models['pending_opts']) == ([], [])
     assert (index['mounted'], index['fstab_ok'], index['uuid'] is not None) == (False, False, True)
     todo = plan.plan(info, s)
@@ -479,3 +486,19 @@ def test_plan_resync_throttle():
     todo = plan.plan(info, s)
     assert todo['stop_resync_window'] == [plan.RESYNC_WINDOW_TIMER, plan.RESYNC_WINDOW_SERVICE]
     assert todo['mdadm'][1]['sync_speed_max'] == 'system' and todo['resync_window']['throttle'] is None
+
+
+@pytest.mark.parametrize('opts, timeout, fstab', [
+    (OPTS, 300, FSTAB_OPTS),
+    # What the operator wrote stays: their own nofail, their own device timeout.
+    ('noatime,nofail', 120, 'noatime,nofail,x-systemd.device-timeout=120s'),
+    ('noatime,x-systemd.device-timeout=10min', 300, 'noatime,x-systemd.device-timeout=10min,nofail'),
+])
+def test_boot_options(opts, timeout, fstab):
+    assert plan.boot_options(opts, timeout) == fstab
+
+
+@pytest.mark.parametrize('value', [0, 3601, 'soon', None, -5])
+def test_boot_timeout_refused(value):
+    assert plan.input_errors(settings(md_raid_xfs_boot_timeout=value)) == [
+        'md_raid_xfs_boot_timeout = %s: must be a number of seconds from 1 to 3600' % json.dumps(value)]

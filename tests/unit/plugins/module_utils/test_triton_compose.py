@@ -67,6 +67,18 @@ def test_instances_fill_defaults():
     }]
 
 
+def test_systemd_files_engine_waits_for_the_repository_and_slices_for_memory_high():
+    result = tc.plan(defaults(triton_compose_instances=[inst('a', 8000, memory_high='80g'), inst('b', 8100)]))
+    assert [(f['dest'], f.get('state'), f.get('template')) for f in result['engine_files']] == [
+        ('/etc/systemd/system/docker.service.d', 'directory', None),
+        ('/etc/systemd/system/docker.service.d/inferops-model-repository.conf', None, 'docker-model-repository.conf.j2')]
+    assert [(f['dest'], f['template'], f['template_vars']['item']['memory_high']) for f in result['slice_files']] == [
+        ('/etc/systemd/system/inferops-triton-a.slice', 'instance.slice.j2', '80g')]
+    # Nothing to write from input the role refuses.
+    refused = tc.plan(defaults(triton_compose_instances=[inst('a', 8000), inst('a', 8000)]))
+    assert (refused['engine_files'], refused['slice_files']) == ([], [])
+
+
 def test_hk_example_inventory_compose():
     """The seed's two instances (inventories/hk_local_raid0/group_vars/serving.yml)."""
     with open(os.path.join(ROOT, 'inventories', 'hk_local_raid0', 'group_vars', 'serving.yml')) as handle:
