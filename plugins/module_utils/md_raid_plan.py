@@ -334,21 +334,31 @@ def input_errors(settings):
     return out
 
 
+# Keeps the arrays' mounts before local-fs.target, where a mount without nofail sits: what starts after it (the
+# IRQ pinning, the container engine, sshd) still starts after the arrays, or after the device timeout.
+BOOT_ORDER = 'x-systemd.before=local-fs.target'
+
+
 def boot_options(mount_opts, boot_timeout):
-    """The fstab options of an array's filesystem: its mount options, ``nofail`` and how long the boot waits
-    for the array (``x-systemd.device-timeout=``), unless the mount options say so themselves.
+    """The fstab options of an array's filesystem: its mount options, then ``nofail``, how long the boot waits
+    for the array (``x-systemd.device-timeout=``) and ``x-systemd.before=local-fs.target`` - each unless the
+    mount options name it themselves.
 
     Why: without ``nofail`` an array that does not assemble in time (a dead RAID0 member, a slow start) fails
     local-fs.target and the node boots into emergency mode - no network, no SSH, no health report, only the
-    console. With it the node boots and reports the missing filesystem; what serves from it waits for the mount
-    (triton_compose's engine drop-in) instead of serving an empty mount point. The mount itself still waits up
-    to ``boot_timeout`` seconds for the array, then gives up."""
+    console. ``nofail`` alone would also drop the mount's ordering before local-fs.target, and with it what
+    everything started after local-fs.target relies on: the drives have appeared and the arrays are mounted
+    (the IRQ pinning of the drives found none in the lab). With the order kept, the boot waits for the array as
+    before, up to ``boot_timeout`` seconds, and then goes on without it; what serves from it waits for the
+    mount (triton_compose's engine drop-in) instead of serving an empty mount point."""
     opts = [o for o in (mount_opts or '').split(',') if o]
     names = [o.split('=', 1)[0] for o in opts]
     if 'nofail' not in names:
         opts.append('nofail')
     if 'x-systemd.device-timeout' not in names and uint(boot_timeout) is not None:
         opts.append('x-systemd.device-timeout=%ds' % uint(boot_timeout))
+    if BOOT_ORDER not in opts:
+        opts.append(BOOT_ORDER)
     return ','.join(opts)
 
 

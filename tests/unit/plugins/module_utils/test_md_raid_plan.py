@@ -20,8 +20,8 @@ from ansible_collections.inferops.node.tests.unit.plugins.modules.test_md_info i
 )
 
 OPTS = 'noatime,nodiratime,attr2,inode64,logbufs=8,logbsize=256k'
-# What fstab says for them: the boot goes on without an array that does not assemble within 300 s.
-FSTAB_OPTS = OPTS + ',nofail,x-systemd.device-timeout=300s'
+# What fstab says for them: the boot waits up to 300 s for an array, as before local-fs.target, then goes on.
+FSTAB_OPTS = OPTS + ',nofail,x-systemd.device-timeout=300s,x-systemd.before=local-fs.target'
 # The resync limits the converged guest's kernel held when md_info's fixture was recorded (the role had set them).
 SYSCTL_CONVERGED = {'speed_limit_min': 10000, 'speed_limit_max': 50000}
 
@@ -491,8 +491,9 @@ def test_plan_resync_throttle():
 @pytest.mark.parametrize('opts, timeout, fstab', [
     (OPTS, 300, FSTAB_OPTS),
     # What the operator wrote stays: their own nofail, their own device timeout.
-    ('noatime,nofail', 120, 'noatime,nofail,x-systemd.device-timeout=120s'),
-    ('noatime,x-systemd.device-timeout=10min', 300, 'noatime,x-systemd.device-timeout=10min,nofail'),
+    ('noatime,nofail', 120, 'noatime,nofail,x-systemd.device-timeout=120s,x-systemd.before=local-fs.target'),
+    ('noatime,x-systemd.device-timeout=10min,x-systemd.before=local-fs.target', 300,
+     'noatime,x-systemd.device-timeout=10min,x-systemd.before=local-fs.target,nofail'),
 ])
 def test_boot_options(opts, timeout, fstab):
     assert plan.boot_options(opts, timeout) == fstab
