@@ -30,17 +30,17 @@ UTILS = os.path.join(HERE, '..', 'plugins', 'module_utils')
 
 
 def _load(name):
-    # Registered under its collection name too: model_sync_manifest imports model_sync_s3's endpoint rule
+    # Registered under its collection name too: model_sync/manifest.py imports model_sync/s3.py's endpoint rule
     # by that name, and finds the file loaded here (no Ansible, no collection path needed).
-    spec = importlib.util.spec_from_file_location(name, os.path.join(UTILS, name + '.py'))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(UTILS, *name.split('.')) + '.py')
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault('ansible_collections.inferops.node.plugins.module_utils.' + name, module)
     spec.loader.exec_module(module)
     return module
 
 
-s3 = _load('model_sync_s3')
-manifest_lib = _load('model_sync_manifest')
+s3 = _load('model_sync.s3')
+manifest_lib = _load('model_sync.manifest')
 
 
 def parse_size(text):

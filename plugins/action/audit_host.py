@@ -20,7 +20,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible.template import Templar
 from ansible.utils.display import Display
 
-from ansible_collections.inferops.node.plugins.module_utils import audit_benchmark, audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils.audit import benchmark as audit_benchmark, catalogue as audit_catalogue
 from ansible_collections.inferops.node.plugins.plugin_utils import role_specs
 
 display = Display()

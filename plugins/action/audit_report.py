@@ -4,7 +4,7 @@
 """audit_report: once per run, on the controller - the fleet checks over every host's ``audit_host`` result,
 the diff against the previous report, the JSON report (schema ``schemas/audit_report.schema.json`` of this
 collection, checked before writing when python-jsonschema is installed), the HTML page, JUnit XML and one
-node_exporter textfile per host rendered from it (``module_utils/audit_outputs.py``), the human summary;
+node_exporter textfile per host rendered from it (``module_utils/audit/outputs.py``), the human summary;
 fails after writing when a check FAILed."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from ansible.errors import AnsibleError
 from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 
-from ansible_collections.inferops.node.plugins.module_utils import audit, audit_catalogue, audit_outputs, textfile
+from ansible_collections.inferops.node.plugins.module_utils.audit import check as audit, catalogue as audit_catalogue, outputs as audit_outputs
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
 
 display = Display()
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'schemas', 'audit_report.schema.json')

@@ -2,9 +2,9 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """boot_package: a role's boot script and the module_utils files it imports, built on the controller as
-one zip application (module_utils/boot_package.py) and installed by ansible.builtin.copy, as
+one zip application (module_utils/common/boot_package.py) and installed by ansible.builtin.copy, as
 ansible.builtin.template hands its rendered file to copy. With --diff it shows the files in the package and how
-they change (module_utils/boot_package.py's diff()), where copy could only say the zip is binary."""
+they change (module_utils/common/boot_package.py's diff()), where copy could only say the zip is binary."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ansible import constants as C
 from ansible.errors import AnsibleActionFail
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.inferops.node.plugins.module_utils import boot_package
+from ansible_collections.inferops.node.plugins.module_utils.common import boot_package
 
 MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils')
 

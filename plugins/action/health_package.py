@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """health_package: the node health check's script with the collection modules it runs and everything they
-import, as one zip application (module_utils/health_package.py), installed as boot_package installs its
+import, as one zip application (module_utils/health/health_package.py), installed as boot_package installs its
 packages: built on the controller, copied with ansible.builtin.copy, shown file by file with --diff."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import ansible
 
 from ansible_collections.inferops.node.plugins.action.boot_package import ActionModule as BootPackageAction
-from ansible_collections.inferops.node.plugins.module_utils import health_package
+from ansible_collections.inferops.node.plugins.module_utils.health import health_package
 
 COLLECTION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

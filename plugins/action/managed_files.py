@@ -20,7 +20,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import lookup_loader
 
-from ansible_collections.inferops.node.plugins.module_utils import boot_package, managed_files
+from ansible_collections.inferops.node.plugins.module_utils.common import boot_package, managed_files
 
 MODULE_UTILS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'module_utils')
 

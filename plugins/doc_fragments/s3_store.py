@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """The S3 connection options that model_sync and model_manifest share (each module documents its
 own O(endpoint) and O(bucket): one requires them, the other only when it uploads). Their argument
-spec is ``model_sync_s3.CONNECTION_ARGUMENT_SPEC``."""
+spec is ``CONNECTION_ARGUMENT_SPEC`` of module_utils ``model_sync/s3.py``."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import (
+from ansible_collections.inferops.node.plugins.module_utils.common.cpulist import (
     CpuListError,
     cpulist_to_mask as _cpus_to_mask,
     format_cpulist,

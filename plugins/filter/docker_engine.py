@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """docker_engine filters: the role's input, the host's packages, daemon.json and the running
-daemon, the rules of module_utils/docker_engine.py.
+daemon, the rules of module_utils/serving/docker_engine.py.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.docker_engine import (
+from ansible_collections.inferops.node.plugins.module_utils.serving.docker_engine import (
     daemon_config, input_errors, package_errors, verify_errors)
 
 

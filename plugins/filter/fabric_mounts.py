@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.blockdev import parse_export
+from ansible_collections.inferops.node.plugins.module_utils.storage.blockdev import parse_export
 
 
 def fabric_xfs_mounts(probes):

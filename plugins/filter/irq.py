@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""IRQ pinning filters: the rules of module_utils/irq.py (the code of the irq_pin module and of the
+"""IRQ pinning filters: the rules of module_utils/interrupts/irq.py (the code of the irq_pin module and of the
 irq_affinity role's boot-time script) on the controller, for the role's checks and the preflight.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import irq
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq
+from ansible_collections.inferops.node.plugins.module_utils.common.cpulist import CpuListError, parse_cpulist
 
 
 def _host(irq_info):

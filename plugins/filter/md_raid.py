@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""md RAID + XFS filters: the rules and plan of module_utils/md_raid_plan.py for the role md_raid_xfs
+"""md RAID + XFS filters: the rules and plan of module_utils/storage/md_raid_plan.py for the role md_raid_xfs
 (its validation, which playbooks/preflight.yml also runs on each host, and its decisions).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan
+from ansible_collections.inferops.node.plugins.module_utils.storage import md_raid_plan
 
 
 def _settings(value, name):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Mount option filters: validation and live-mount comparison, the rule of module_utils/mount_options.py.
+"""Mount option filters: validation and live-mount comparison, the rule of module_utils/storage/mount_options.py.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -12,7 +12,7 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.mount_options import compare, option_errors
+from ansible_collections.inferops.node.plugins.module_utils.storage.mount_options import compare, option_errors
 
 
 def mount_options_errors(value, name='mount options', fstype='xfs'):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NIC queue filters: the checks of module_utils/nic_queues.py (the nic_queues module's) for the role and
+"""NIC queue filters: the checks of module_utils/interrupts/nic_queues.py (the nic_queues module's) for the role and
 the preflight.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import CpuListError, parse_cpulist
-from ansible_collections.inferops.node.plugins.module_utils.nic_queues import select
+from ansible_collections.inferops.node.plugins.module_utils.common.cpulist import CpuListError, parse_cpulist
+from ansible_collections.inferops.node.plugins.module_utils.interrupts.nic_queues import select
 
 
 def nic_queues_errors(interfaces, host=None, name='interfaces', cpu_groups=None, cpu_groups_name='cpu_groups'):

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""node_health filters: the role's variables and the checker's configuration (module_utils/node_health.py), the
-packages and units it installs and starts (module_utils/node_health_services.py).
+"""node_health filters: the role's variables and the checker's configuration (module_utils/health/node_health.py), the
+packages and units it installs and starts (module_utils/health/node_health_services.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import node_health
-from ansible_collections.inferops.node.plugins.module_utils import node_health_services as services_plan
+from ansible_collections.inferops.node.plugins.module_utils.health import node_health
+from ansible_collections.inferops.node.plugins.module_utils.health import node_health_services as services_plan
 
 
 def _dict(value, name, what):

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Kubernetes node labels from what was verified: the rule of module_utils/node_labels.py.
+"""Kubernetes node labels from what was verified: the rule of module_utils/serving/node_labels.py.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import node_labels
+from ansible_collections.inferops.node.plugins.module_utils.serving import node_labels
 
 
 def _expect(value):

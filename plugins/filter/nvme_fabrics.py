@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters for the NVMe over Fabrics host (initiator) rules the nvmeof_initiator role applies on the controller.
 
-The rules live in ``module_utils/nvme_fabrics.py`` (with the field rules of ``module_utils/nvme_common.py``),
+The rules live in ``module_utils/fabric/nvme_fabrics.py`` (with the field rules of ``module_utils/storage/nvme_common.py``),
 shared with the ``nvme_connect`` module. The documentation of each filter lives next to this file in
 ``<filter name>.yml``.
 """
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.nvmet import as_dict, as_list, inventory_identities
-from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
-from ansible_collections.inferops.node.plugins.module_utils.numbers import as_int, whole_numbers
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvme_fabrics
+from ansible_collections.inferops.node.plugins.module_utils.common.numbers import as_int, whole_numbers
 
 
 def nvme_fabrics_errors(connections, mounts=None, settings=None, prefix='nvmeof_initiator_'):

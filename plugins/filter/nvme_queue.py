@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""NVMe request-queue filters: the rules of module_utils/nvme_queue.py (scheduler, read-ahead - the rule
+"""NVMe request-queue filters: the rules of module_utils/storage/nvme_queue.py (scheduler, read-ahead - the rule
 of blockdev_readahead -, nr_requests, model/serial selection) on the controller, for the nvme_sched role.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_queue
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_queue
 
 
 def _namespaces(nvme_info):

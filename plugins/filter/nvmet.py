@@ -4,7 +4,7 @@
 """Filters for the kernel NVMe target (nvmet) rules the roles check on the controller.
 
 ``as_list``, ``as_dict`` and ``inventory_identities`` check a filter's input; the initiator's filters
-(``nvme_fabrics.py``) use them too. The rules live in ``module_utils/nvmet.py`` (with the field rules of ``module_utils/nvme_common.py``),
+(``nvme_fabrics.py``) use them too. The rules live in ``module_utils/fabric/nvmet.py`` (with the field rules of ``module_utils/storage/nvme_common.py``),
 shared with the ``nvmet_subsystem`` module. The documentation of each filter lives next to this file
 in ``<filter name>.yml``.
 """
@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.inferops.node.plugins.module_utils import nvmet
-from ansible_collections.inferops.node.plugins.module_utils.numbers import whole_numbers
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvmet
+from ansible_collections.inferops.node.plugins.module_utils.common.numbers import whole_numbers
 
 
 IDENTITY_FACT = 'nvmeof_initiator_host_identity'

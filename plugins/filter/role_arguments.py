@@ -12,7 +12,7 @@ import json
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.role_arguments import argument_errors, is_boolean
+from ansible_collections.inferops.node.plugins.module_utils.common.role_arguments import argument_errors, is_boolean
 
 
 def role_argument_errors(provided, options):

@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fleet rollout filters: the wave plan, the record after each wave and the verify gates, the rule of
-module_utils/rollout.py.
+module_utils/fleet/rollout.py.
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import rollout
+from ansible_collections.inferops.node.plugins.module_utils.fleet import rollout
 
 OUTCOME_VAR = '__inferops_rollout_outcome'
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.run_tags import roles_run
+from ansible_collections.inferops.node.plugins.module_utils.common.run_tags import roles_run
 
 
 def roles_run_by_tags(roles, run_tags=None, skip_tags=None):

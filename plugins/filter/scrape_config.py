@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""scrape_config filter: Prometheus's configuration for the serving nodes (module_utils/scrape_config.py).
+"""scrape_config filter: Prometheus's configuration for the serving nodes (module_utils/health/scrape_config.py).
 
 The documentation of the filter lives next to this file in ``scrape_config.yml``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils import scrape_config as rules
+from ansible_collections.inferops.node.plugins.module_utils.health import scrape_config as rules
 
 
 def scrape_config(hosts, rule_files=None, scrape_interval='30s', node_exporter_port=9100):

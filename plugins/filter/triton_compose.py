@@ -1,9 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Triton filters: the triton_compose role's plan (module_utils/triton_compose.py), the error lines of a
-server log (module_utils/triton_probe.py) and the warmup role's time limit of its async warm-up job
-(module_utils/triton_v2.py).
+"""Triton filters: the triton_compose role's plan (module_utils/serving/triton_compose.py), the error lines of a
+server log (module_utils/serving/triton_probe.py) and the warmup role's time limit of its async warm-up job
+(module_utils/serving/triton_v2.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.triton_compose import plan
-from ansible_collections.inferops.node.plugins.module_utils.triton_probe import server_errors
-from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import warmup_time_limit
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_compose import plan
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_probe import server_errors
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_v2 import warmup_time_limit
 
 
 def triton_compose_plan(params):
@@ -33,7 +33,7 @@ def triton_server_errors(log, limit=20):
 
 
 def triton_warmup_time_limit(endpoints, ready_timeout, models, duration):
-    """Seconds an async triton_warmup job may run (see module_utils/triton_v2.warmup_time_limit)."""
+    """Seconds an async triton_warmup job may run (see module_utils/serving/triton_v2.warmup_time_limit)."""
     try:
         return warmup_time_limit(endpoints, ready_timeout, models, duration)
     except (TypeError, ValueError) as exc:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""warmup filters: the rules on the role's variables (module_utils/warmup_input.py).
+"""warmup filters: the rules on the role's variables (module_utils/serving/warmup_input.py).
 
 The documentation of each filter lives next to this file in ``<filter name>.yml``.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.inferops.node.plugins.module_utils.warmup_input import errors
+from ansible_collections.inferops.node.plugins.module_utils.serving.warmup_input import errors
 
 
 def warmup_errors(params):

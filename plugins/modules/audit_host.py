@@ -10,7 +10,7 @@ module: audit_host
 short_description: Evaluate the node audit's checks for one host from its info modules' results
 version_added: 0.1.0
 description:
-  - Evaluates every check of the node audit's catalogue (C(plugins/module_utils/audit_*.py), listed in
+  - Evaluates every check of the node audit's catalogue (C(plugins/module_utils/audit/*.py), listed in
     C(docs/audit.md)) on what the info modules returned on the host - it never reads the host itself.
   - Each result has an id, a title, a severity, the subject (a drive by serial, an array, a key), the expected
     value, the observed value, the evidence (file or command read), the fix (role or tag) and a status
@@ -18,7 +18,7 @@ description:
   - The expected values are the roles' own variables for the host - the role's defaults, then the inventory,
     then the role's vars, templated with the host's variables (C(kernel_tuning), C(nvme_sched), C(md_raid_xfs),
     C(nvmeof_initiator)) - and the audit's thresholds (C(audit_*) variables, defaults in
-    C(plugins/module_utils/audit_catalogue.py)).
+    C(plugins/module_utils/audit/catalogue.py)).
   - The checks of a site's role judge the hosts of that site's group only (C(group_names)) - the
     C(nvme_sched) queues and the C(md_raid_xfs) fstrim timer the hosts of C(local_nvme), the fabric checks
     those of C(nvmeof_initiators); elsewhere they are V(SKIP) with the reason.
@@ -80,7 +80,7 @@ drives:
   elements: dict
 benchmarks:
   description:
-    - The host's storage benchmark runs from V(storage_benchmark_info) (C(plugins/module_utils/audit_benchmark.py))
+    - The host's storage benchmark runs from V(storage_benchmark_info) (C(plugins/module_utils/audit/benchmark.py))
       - the latest run and the one it is compared with (the newest earlier run with another label), each
       C(file, label, started_at, profile, kernel, host), and C(figures), one C({figure, before, after, ratio})
       per figure (MB/s medians, ratio = after / before).

@@ -34,7 +34,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The reads are C(resolve_device), C(device_kind) and C(blkid_probe) of C(plugins/module_utils/blockdev.py);
+  - The reads are C(resolve_device), C(device_kind) and C(blkid_probe) of C(plugins/module_utils/storage/blockdev.py);
     the role C(inferops.node.nvmeof_initiator) reads its fabric namespaces with this module before it mounts
     them (the filesystem must be the one declared; fstab names it by UUID).
 seealso:
@@ -117,9 +117,9 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import blockdev
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
 
 
 def read_device(runner, path):

@@ -103,8 +103,8 @@ devices:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import blockdev
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.storage import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 
 # Written in this order: a scheduler switch resets nr_requests.
 ATTRS = ('scheduler', 'nr_requests', 'read_ahead_kb')

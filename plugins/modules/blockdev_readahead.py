@@ -221,11 +221,11 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import blockdev
-from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
-from ansible_collections.inferops.node.plugins.module_utils import textfile
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvme_fabrics
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
 
 RULES_HEADER = (
     '# Managed by inferops.node.blockdev_readahead - changes are overwritten.\n'

@@ -13,12 +13,14 @@ description:
   - Builds, on the controller, one zip application of a role's boot-time script (for example the irq_affinity
     role's C(inferops_irq_pin.py)) and the collection's C(plugins/module_utils) files it imports, and installs
     it with M(ansible.builtin.copy). The host runs it with C(python3 -ES <dest>), without Ansible.
-  - The script becomes the zip's C(__main__.py); the files it names in C(from inferops import ...), and every
-    sibling they import, become the package C(inferops) inside the zip.
+  - The script becomes the zip's C(__main__.py); the files it names in C(from inferops.<package> import ...)
+    (C(from inferops.interrupts import irq)), and every module_utils file they import with relative imports
+    (C(from . import irq_devices), C(from ..common import sysfs)), become the package C(inferops) inside the zip,
+    laid out as C(plugins/module_utils) (C(inferops/common/sysfs.py), with an empty C(__init__.py) per package).
   - The zip is the same byte for byte on every controller (sorted entries, stored uncompressed, fixed times and
     modes), so a second run reports no change. One file is copied per run and replaced atomically.
-  - Fails before copying anything when an imported file needs more than the standard library and its siblings
-    (an import inside C(try/except ImportError) is optional), naming the file and the import.
+  - Fails before copying anything when an imported file needs more than the standard library and other
+    module_utils files (an import inside C(try/except ImportError) is optional), naming the file and the import.
 options:
   script:
     description:
@@ -61,11 +63,12 @@ EXAMPLES = r'''
 
 RETURN = r'''
 modules:
-  description: The module_utils files in the package, without C(.py), sorted.
+  description: The module_utils files in the package as module names below C(plugins/module_utils) (C(package.file),
+    without C(.py)), sorted.
   returned: always
   type: list
   elements: str
-  sample: [cpulist, irq, irq_devices, sysfs]
+  sample: [common.cpulist, common.sysfs, interrupts.irq, interrupts.irq_devices]
 dest:
   description: The installed file (the other keys are M(ansible.builtin.copy)'s).
   returned: success

@@ -53,7 +53,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The decision is made in C(plugins/module_utils/compose_state.py); the role C(inferops.node.triton_compose)
+  - The decision is made in C(plugins/module_utils/serving/compose_state.py); the role C(inferops.node.triton_compose)
     uses it to know, before anything changes, whether its servers would be stopped and started.
 seealso:
   - module: community.docker.docker_compose_v2
@@ -157,9 +157,9 @@ import json
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils import compose_state
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MARKER_NAME
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.serving import compose_state
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.manifest import MARKER_NAME
 
 
 def _inspect(runner, args, parse, what):

@@ -109,9 +109,9 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import status_file
-from ansible_collections.inferops.node.plugins.module_utils.docker_api import Engine, EngineError, PullProgress, archive_image
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import human
+from ansible_collections.inferops.node.plugins.module_utils.common import status_file
+from ansible_collections.inferops.node.plugins.module_utils.serving.docker_api import Engine, EngineError, PullProgress, archive_image
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.plan import human
 
 
 class Progress(object):

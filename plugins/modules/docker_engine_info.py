@@ -48,8 +48,8 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The parsers are C(plugins/module_utils/docker_cli.py) (the docker CLI) and C(parse_apt_policy) in
-    C(plugins/module_utils/apt_policy.py); the rules that judge what is read are the role
+  - The parsers are C(plugins/module_utils/serving/docker_cli.py) (the docker CLI) and C(parse_apt_policy) in
+    C(plugins/module_utils/common/apt_policy.py); the rules that judge what is read are the role
     C(inferops.node.docker_engine)'s (P(inferops.node.docker_engine_package_errors#filter),
     P(inferops.node.docker_engine_verify_errors#filter)).
 seealso:
@@ -170,10 +170,10 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils import docker_cli
-from ansible_collections.inferops.node.plugins.module_utils.apt_policy import read_packages
-from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.serving import docker_cli
+from ansible_collections.inferops.node.plugins.module_utils.common.apt_policy import read_packages
+from ansible_collections.inferops.node.plugins.module_utils.common.systemd_units import read_units
 
 
 def read_engine(runner):

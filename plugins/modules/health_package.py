@@ -16,7 +16,7 @@ description:
     C(ansible.module_utils) files of the controller's ansible-core, which AnsiballZ sends with every module it runs.
     The host runs it with C(python3 -ES <dest>), without Ansible installed.
   - The code keeps its own imports, so the checker runs the audit's info modules and checks themselves, not a copy
-    (C(plugins/module_utils/health_package.py)).
+    (C(plugins/module_utils/health/health_package.py)).
   - Installs it as M(inferops.node.boot_package) does - deterministic bytes (a second run reports no change),
     one file replaced atomically, the same C(--diff) (the files in the package with their sha1, then a text diff
     of each file that changes).
@@ -76,7 +76,7 @@ modules:
   returned: always
   type: list
   elements: str
-  sample: [ansible.module_utils.basic, ansible_collections.inferops.node.plugins.module_utils.audit]
+  sample: [ansible.module_utils.basic, ansible_collections.inferops.node.plugins.module_utils.audit.check]
 dest:
   description: The installed file (the other keys are M(ansible.builtin.copy)'s).
   returned: success

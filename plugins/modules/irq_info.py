@@ -212,7 +212,7 @@ devices:
       sample: [models]
 identities:
   description:
-    - What the device selectors of M(inferops.node.irq_pin) resolve against (C(module_utils/irq_devices.py)) -
+    - What the device selectors of M(inferops.node.irq_pin) resolve against (C(module_utils/interrupts/irq_devices.py)) -
       C(pci) (address -> driver, MSI IRQs), C(nvme) (controller -> serial, model, PCI address), C(block) (NVMe
       namespace or partition -> controller, PCI address), C(by_id) (link -> block device), C(md) (array name ->
       kernel device, members).
@@ -301,8 +301,9 @@ command_log:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import irq, irq_devices, sysfs
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq, irq_devices
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
 
 UNITS = ('irqbalance.service', 'inferops-irq-pin.service')
 ENV_FILE = '/etc/default/irqbalance'

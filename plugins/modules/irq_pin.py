@@ -136,7 +136,7 @@ notes:
     name the old CPU until that interrupt arrives (x86 moves a vector at its next interrupt, a quiet NVMe
     admin queue can keep the old CPU for long). Such IRQs get RV(irqs[].pending=true) and are listed in
     RV(pending_irqs); that is not an error and not a change.
-  - The pinning code (C(plugins/module_utils/irq.py)) is also what the C(inferops.node.irq_affinity)
+  - The pinning code (C(plugins/module_utils/interrupts/irq.py)) is also what the C(inferops.node.irq_affinity)
     role installs on the host to re-apply the pins at boot.
 '''
 
@@ -338,13 +338,13 @@ devices:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.irq import (
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.interrupts.irq import (
     RECORD, IrqError, apply, boot_id, compile_rules, device_report, format_cpulist, irq_names, load_record, mark_pending,
     match_rules, online_cpus, plan, predict_managed, resolve_rules, update_record,
 )
-from ansible_collections.inferops.node.plugins.module_utils.irq_devices import identity_table
-from ansible_collections.inferops.node.plugins.module_utils.textfile import read_text, write_text_atomic
+from ansible_collections.inferops.node.plugins.module_utils.interrupts.irq_devices import identity_table
+from ansible_collections.inferops.node.plugins.module_utils.common.textfile import read_text, write_text_atomic
 
 UNWRITTEN = ('not written ({reason}) and no source tells whether the kernel manages this IRQ (no debugfs '
              'IRQD_AFFINITY_MANAGED, no record of this boot in %s, not an NVMe I/O queue): predicted as a change; '

@@ -13,7 +13,7 @@ description:
   - Called by the M(inferops.node.managed_files) action with the entries its reading found different, so that a run
     that changes several files costs one remote module run instead of two or three per file
     (M(ansible.builtin.copy)'s stat, transfer and write). Playbooks use M(inferops.node.managed_files).
-  - Each entry is decided again on the host by the rule the action uses (C(module_utils/managed_files.py)); an
+  - Each entry is decided again on the host by the rule the action uses (C(module_utils/common/managed_files.py)); an
     entry that already holds the wanted bytes, mode, owner and group is left alone.
   - A file is written to a temporary file beside it, checked with O(entries[].validate) when given, then moved over
     the old one (one atomic rename, SELinux context kept as M(ansible.builtin.copy) keeps it).
@@ -94,7 +94,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.managed_files import todo
+from ansible_collections.inferops.node.plugins.module_utils.common.managed_files import todo
 
 
 def found(path):

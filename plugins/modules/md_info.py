@@ -390,14 +390,14 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import findmnt
-from ansible_collections.inferops.node.plugins.module_utils import blockdev
-from ansible_collections.inferops.node.plugins.module_utils import md
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
-from ansible_collections.inferops.node.plugins.module_utils import textfile
-from ansible_collections.inferops.node.plugins.module_utils import xfs
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage import findmnt
+from ansible_collections.inferops.node.plugins.module_utils.storage import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.storage import md
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.systemd_units import read_units
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.storage import xfs
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
 
 BINS = ('mdadm', 'mkfs.xfs', 'xfs_info', 'wipefs', 'update-initramfs')
 

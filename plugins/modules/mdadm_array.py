@@ -452,14 +452,14 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import blockdev
-from ansible_collections.inferops.node.plugins.module_utils import md_raid_plan
-from ansible_collections.inferops.node.plugins.module_utils.md import (
+from ansible_collections.inferops.node.plugins.module_utils.storage import blockdev
+from ansible_collections.inferops.node.plugins.module_utils.storage import md_raid_plan
+from ansible_collections.inferops.node.plugins.module_utils.storage.md import (
     array_statements, array_status, examine_export, find_running, name_matches,
 )
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils import textfile
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
 
 LEVELS = ('0', '1', '10', '5', '6')
 MARKER = '# inferops.node mdadm_array: %s'
@@ -476,7 +476,7 @@ class MdError(Exception):
 def validate(params):
     """Check the request; return (level, copies). Raise MdError naming the option and value.
 
-    The rules (name, chunk, layout, member counts) are those of module_utils/md_raid_plan.py, which the
+    The rules (name, chunk, layout, member counts) are those of module_utils/storage/md_raid_plan.py, which the
     role md_raid_xfs checks on the controller before it calls this module.
     """
     name = params['name']

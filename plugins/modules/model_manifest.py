@@ -131,7 +131,7 @@ source:
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.manifest import (
     MANIFEST_NAME,
     ManifestError,
     build_manifest,
@@ -141,9 +141,9 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest 
     publish,
     same_files,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error
-from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
-from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.s3 import S3Client, S3Error
+from ansible_collections.inferops.node.plugins.module_utils.storage.page_cache import PageCacheError, parse_size
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.s3_arguments import CONNECTION_ARGUMENT_SPEC
 
 ARGUMENT_SPEC = dict(
     CONNECTION_ARGUMENT_SPEC,

@@ -37,7 +37,7 @@ description:
   - Fast - files are fetched as byte ranges of O(part_size) by O(connections) threads, each on its own
     keep-alive connection; the result reports bytes, seconds and MB/s.
   - The S3 client is the standard library (C(http.client) + a Signature Version 4 signer in
-    C(module_utils/model_sync_s3.py)), so the managed node needs no botocore/boto3.
+    C(module_utils/model_sync/s3.py)), so the managed node needs no botocore/boto3.
   - Made for C(async) tasks too - with O(status_file), what the run is doing is written as JSON every
     O(status_interval) seconds for M(inferops.node.job_progress), which prints its C(line).
 extends_documentation_fragment:
@@ -344,13 +344,13 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule, env_fallback
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_download import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.download import (
     Downloader,
     SyncProgress,
     place_model,
     remove_tree,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.manifest import (
     MANIFEST_NAME,
     MARKER_FORMAT,
     ManifestError,
@@ -359,22 +359,22 @@ from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest 
     normalize_models,
     parse_manifest,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_mount import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.mount import (
     MOUNTINFO,
     mount_problem,
     parse_mountinfo,
     staging_problem,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_plan import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.plan import (
     Staging,
     plan_model,
     read_marker,
     space_problem,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, S3Error, endpoint_problem
-from ansible_collections.inferops.node.plugins.module_utils.page_cache import PageCacheError, parse_size
-from ansible_collections.inferops.node.plugins.module_utils.s3_arguments import CONNECTION_ARGUMENT_SPEC
-from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.s3 import S3Client, S3Error, endpoint_problem
+from ansible_collections.inferops.node.plugins.module_utils.storage.page_cache import PageCacheError, parse_size
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.s3_arguments import CONNECTION_ARGUMENT_SPEC
+from ansible_collections.inferops.node.plugins.module_utils.common.status_file import (
     ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
     StatusWriter,
     option_problems,

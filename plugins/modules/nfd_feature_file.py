@@ -27,7 +27,7 @@ description:
   - Atomic - written to a hidden temporary file in the same directory (nfd-worker skips names starting with
     a dot) and renamed into place, so nfd-worker never reads half a file.
   - Every label name and value is checked by Kubernetes' rules before anything is written (the rule of
-    C(plugins/module_utils/node_labels.py), which the filter P(inferops.node.k8s_node_labels_plan#filter)
+    C(plugins/module_utils/serving/node_labels.py), which the filter P(inferops.node.k8s_node_labels_plan#filter)
     shares).
 options:
   path:
@@ -138,7 +138,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import node_labels, textfile
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.serving import node_labels
 
 # nfd-worker's MaxFeatureFileSize: a larger file is skipped whole.
 MAX_FILE_SIZE = 65536

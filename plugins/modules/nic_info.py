@@ -154,11 +154,11 @@ irqbalance_socket:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import irq
-from ansible_collections.inferops.node.plugins.module_utils import nic_queues
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import format_cpulist
-from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import nic_queues
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.common.cpulist import format_cpulist
+from ansible_collections.inferops.node.plugins.module_utils.common.systemd_units import read_units
 
 
 def main():

@@ -27,7 +27,7 @@ description:
   - Every entry is checked - selectors, CPU lists, online CPUs, that each selector finds exactly one
     interface - before anything is written; all problems are reported at once.
   - Kernel-managed vectors refuse affinity writes (EIO); they are reported with status V(managed), not as
-    errors. The IRQ writes are those of the C(irq_pin) module (C(plugins/module_utils/irq.py)).
+    errors. The IRQ writes are those of the C(irq_pin) module (C(plugins/module_utils/interrupts/irq.py)).
   - Runtime only; the C(inferops.node.nic_queues) role persists the settings with a boot-time unit that runs
     the same code.
 options:
@@ -238,10 +238,10 @@ irqbalance_socket:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import irq
-from ansible_collections.inferops.node.plugins.module_utils import nic_queues
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.cpulist import format_cpulist
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import nic_queues
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.cpulist import format_cpulist
 
 
 def main():

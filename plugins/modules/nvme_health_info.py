@@ -140,9 +140,9 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_devices
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.nvme_health import health
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_devices
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage.nvme_health import health
 
 
 def main():

@@ -37,7 +37,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The rule is C(host_identity) in C(plugins/module_utils/nvme_fabrics.py), the one
+  - The rule is C(host_identity) in C(plugins/module_utils/fabric/nvme_fabrics.py), the one
     M(inferops.node.nvme_connect) uses for its default host ID.
 seealso:
   - module: inferops.node.nvme_connect
@@ -93,10 +93,10 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils import textfile
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.nvme_fabrics import HOSTID_FILE, HOSTNQN_FILE, host_identity
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.fabric.nvme_fabrics import HOSTID_FILE, HOSTNQN_FILE, host_identity
 
 
 def first_line(path):

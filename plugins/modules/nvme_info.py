@@ -282,7 +282,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_devices
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_devices
 
 
 # Fabrics controller states that end by themselves: the kernel is reconnecting or resetting it.

@@ -310,12 +310,12 @@ import uuid
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import textfile
-from ansible_collections.inferops.node.plugins.module_utils import nvme_common as common
-from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics as fabrics
-from ansible_collections.inferops.node.plugins.module_utils import nvmet
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_common as common
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvme_fabrics as fabrics
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvmet
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
 
 MASK = '********'
 SECRET_KEYS = ('dhchap_key', 'dhchap_ctrl_key')

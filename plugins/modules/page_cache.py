@@ -346,7 +346,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
+from ansible_collections.inferops.node.plugins.module_utils.storage.page_cache import (
     GIB,
     PAGE_SIZE,
     PageCacheError,
@@ -364,7 +364,7 @@ from ansible_collections.inferops.node.plugins.module_utils.page_cache import (
     plan,
     read_meminfo,
 )
-from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+from ansible_collections.inferops.node.plugins.module_utils.common.status_file import (
     ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
     StatusWriter,
     option_problems,

@@ -90,7 +90,7 @@ cpuidle:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.host_platform import host_info
+from ansible_collections.inferops.node.plugins.module_utils.common.host_platform import host_info
 
 
 def main():

@@ -75,9 +75,9 @@ units:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.apt_policy import read_packages
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.systemd_units import read_units
+from ansible_collections.inferops.node.plugins.module_utils.common.apt_policy import read_packages
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.common.systemd_units import read_units
 
 
 def main():

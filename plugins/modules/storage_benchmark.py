@@ -343,9 +343,9 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import BenchmarkError
-from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark_run import run
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage.storage_benchmark import BenchmarkError
+from ansible_collections.inferops.node.plugins.module_utils.storage.storage_benchmark_run import run
 
 ARGUMENT_SPEC = dict(
     directory=dict(type='path'),

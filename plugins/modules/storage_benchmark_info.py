@@ -54,7 +54,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The reading and the record's format checks are C(plugins/module_utils/storage_benchmark.py)
+  - The reading and the record's format checks are C(plugins/module_utils/storage/storage_benchmark.py)
     (C(read_records), C(record_errors)), which also pick the record the latest run is compared with
     (C(compared_pair)) for the node audit and C(tools/bench/storage_benchmark_compare.py).
 seealso:
@@ -156,7 +156,7 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.storage_benchmark import read_record, read_records
+from ansible_collections.inferops.node.plugins.module_utils.storage.storage_benchmark import read_record, read_records
 
 
 def main():

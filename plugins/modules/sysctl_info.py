@@ -41,7 +41,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The same code (C(plugins/module_utils/sysctl.py)) gives the role C(inferops.node.kernel_tuning) its
+  - The same code (C(plugins/module_utils/kernel/sysctl.py)) gives the role C(inferops.node.kernel_tuning) its
     plan through the filter P(inferops.node.sysctl_plan#filter).
 seealso:
   - module: ansible.posix.sysctl
@@ -144,7 +144,7 @@ modules:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.sysctl import host_info, key_path
+from ansible_collections.inferops.node.plugins.module_utils.kernel.sysctl import host_info, key_path
 
 
 def main():

@@ -47,7 +47,7 @@ notes:
     sets the key at boot).
   - A value the kernel refuses (C(EINVAL) on the write) fails the module; keys before it in O(parameters) stay
     set.
-  - The rule (key paths, validation, comparison) is C(plugins/module_utils/sysctl.py), the same that
+  - The rule (key paths, validation, comparison) is C(plugins/module_utils/kernel/sysctl.py), the same that
     M(inferops.node.sysctl_info) and the filter P(inferops.node.sysctl_plan#filter) use.
 seealso:
   - module: inferops.node.sysctl_info
@@ -118,9 +118,9 @@ not_applied:
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_native
 
-from ansible_collections.inferops.node.plugins.module_utils import sysctl
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
-from ansible_collections.inferops.node.plugins.module_utils.messages import shown
+from ansible_collections.inferops.node.plugins.module_utils.kernel import sysctl
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common.messages import shown
 
 
 def plan(parameters):

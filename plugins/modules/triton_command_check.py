@@ -139,8 +139,8 @@ command_log:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils import triton_probe
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.serving import triton_probe
 
 
 def main():

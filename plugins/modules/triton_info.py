@@ -64,7 +64,7 @@ notes:
     (the load error, V(in the repository, never loaded), V(not in the repository index)).
   - With Triton's default strict readiness, one model that failed to load makes the server not ready
     (RV(endpoints[].ready) false) while the other models serve.
-  - The code (C(plugins/module_utils/triton_v2.py), C(endpoint_info)) gives the role
+  - The code (C(plugins/module_utils/serving/triton_v2.py), C(endpoint_info)) gives the role
     C(inferops.node.k8s_node_labels) its C(triton_ready) check.
 seealso:
   - module: inferops.node.triton_warmup
@@ -184,7 +184,7 @@ not_answering:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import TritonHTTP, endpoint_info, url_errors
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_v2 import TritonHTTP, endpoint_info, url_errors
 
 
 def run(params):

@@ -34,7 +34,7 @@ attributes:
     support: full
     platforms: posix
 notes:
-  - The rules are C(plugins/module_utils/triton_repository.py); the role C(inferops.node.triton_compose)
+  - The rules are C(plugins/module_utils/serving/triton_repository.py); the role C(inferops.node.triton_compose)
     refuses a repository with problems before it changes anything, and refuses ONNX configs that set the
     thread counts its server flags set (it never writes into the repository).
 seealso:
@@ -119,7 +119,7 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.triton_repository import layout_problems, read_repository
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_repository import layout_problems, read_repository
 
 
 def main():

@@ -412,7 +412,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_v2 import (
     NotReady,
     StabilityTracker,
     TRANSIENT_ERRORS,
@@ -426,7 +426,7 @@ from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import (
     wait_ready,
     WarmupProgress,
 )
-from ansible_collections.inferops.node.plugins.module_utils.status_file import (
+from ansible_collections.inferops.node.plugins.module_utils.common.status_file import (
     ARGUMENT_SPEC as STATUS_ARGUMENT_SPEC,
     StatusWriter,
     option_problems,

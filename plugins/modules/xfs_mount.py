@@ -228,9 +228,10 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.inferops.node.plugins.module_utils import findmnt, sysfs, textfile
-from ansible_collections.inferops.node.plugins.module_utils.command import CommandRunner
-from ansible_collections.inferops.node.plugins.module_utils.mount_options import compare, option_errors
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs, textfile
+from ansible_collections.inferops.node.plugins.module_utils.storage import findmnt
+from ansible_collections.inferops.node.plugins.module_utils.common.command import CommandRunner
+from ansible_collections.inferops.node.plugins.module_utils.storage.mount_options import compare, option_errors
 
 TAGS = {'UUID': '/dev/disk/by-uuid/', 'LABEL': '/dev/disk/by-label/', 'PARTUUID': '/dev/disk/by-partuuid/',
         'PARTLABEL': '/dev/disk/by-partlabel/'}

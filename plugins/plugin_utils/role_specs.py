@@ -19,7 +19,7 @@ import yaml
 from ansible.errors import AnsibleError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.inferops.node.plugins.module_utils.role_arguments import is_boolean
+from ansible_collections.inferops.node.plugins.module_utils.common.role_arguments import is_boolean
 
 # This collection's roles: plugins/plugin_utils/../../roles.
 ROLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'roles')

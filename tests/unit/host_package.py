@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """A role's boot-time script as the host runs it: the zip application inferops.node.boot_package installs
 (the script as ``__main__.py``, the module_utils files it imports as the package ``inferops``), built by
-the same code (module_utils/boot_package.py).
+the same code (module_utils/common/boot_package.py).
 
 * ``write_package(role, script, lib)`` - that zip, written to ``lib/<script stem>.pyz`` (``lib`` a
   pathlib.Path); run it with ``python3 -ES`` as the role's wrapper does;
@@ -21,7 +21,7 @@ import sys
 import types
 import zipfile
 
-from ansible_collections.inferops.node.plugins.module_utils import boot_package
+from ansible_collections.inferops.node.plugins.module_utils.common import boot_package
 
 __all__ = ['MODULE_UTILS', 'role_script', 'write_package', 'installed_script', 'older_package', 'OLDER_LINE']
 
@@ -49,16 +49,17 @@ OLDER_LINE = '# inferops.node 0.1: restored subsystems are logged one per line\n
 
 def older_package(data):
     """The package ``data`` (zip bytes of the nvmeof_target role's script) as an earlier release shipped it:
-    ``inferops/nvmet.py`` with one line more (OLDER_LINE, after its first line), no ``inferops/sysfs.py``,
-    and an ``inferops/configfs.py`` since folded into nvmet.py. Same zip layout as build() writes."""
+    ``inferops/fabric/nvmet.py`` with one line more (OLDER_LINE, after its first line), no
+    ``inferops/common/sysfs.py``, and an ``inferops/configfs.py`` since folded into nvmet.py. Same zip
+    layout as build() writes."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(data)) as new, zipfile.ZipFile(buffer, 'w') as old:
         old.comment = new.comment
         for info in new.infolist():
             content = new.read(info)
-            if info.filename == 'inferops/sysfs.py':
+            if info.filename == 'inferops/common/sysfs.py':
                 continue
-            if info.filename == 'inferops/nvmet.py':
+            if info.filename == 'inferops/fabric/nvmet.py':
                 first, rest = content.split(b'\n', 1)
                 content = first + b'\n' + OLDER_LINE.encode() + rest
             old.writestr(info, content)

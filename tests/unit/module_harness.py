@@ -37,7 +37,7 @@ except ImportError:  # ansible-core < 2.19: AnsibleModule reads its arguments fr
         with mock.patch.object(basic, '_ANSIBLE_ARGS', json.dumps({'ANSIBLE_MODULE_ARGS': args or {}}).encode()):
             yield
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'fixtures')
 
@@ -73,7 +73,7 @@ def build_tree(data, root):
     return data
 
 
-# The environment every command of the collection runs with (plugins/module_utils/command.py), written
+# The environment every command of the collection runs with (plugins/module_utils/common/command.py), written
 # out here so that a change there shows as a failing test.
 C_LOCALE = {'LANG': 'C', 'LC_ALL': 'C', 'LC_MESSAGES': 'C'}
 

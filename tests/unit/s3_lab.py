@@ -39,12 +39,12 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import (
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.manifest import (
     FORMAT,
     MANIFEST_NAME,
     dump_manifest,
 )
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_s3 import S3Client, sign
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.s3 import S3Client, sign
 
 MIB = 1024 * 1024
 

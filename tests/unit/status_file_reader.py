@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read a status file (module_utils/status_file.py) while a module writes it, as the job_progress action does."""
+"""Read a status file (module_utils/common/status_file.py) while a module writes it, as the job_progress action does."""
 
 from __future__ import annotations
 

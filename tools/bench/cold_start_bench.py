@@ -12,7 +12,7 @@ files, times the real tritonserver of nvidia-pytriton (the venv's) from its star
 GET /v2/models/<model>/ready answers 200 (polled every 50 ms on 127.0.0.1):
 
   cold     sync, echo 3 > drop_caches and DONTNEED on the files (0 % resident checked), start
-  preload  the same drop, then page_cache's module path (plugins/module_utils/page_cache.py,
+  preload  the same drop, then page_cache's module path (plugins/module_utils/storage/page_cache.py,
            loaded directly, module defaults, timed on its own), then start
   warm     no drop: the repository already resident (the lower bound)
   role     (only with --with-ansible) the same drop, then the warmup role's page_cache tasks as

@@ -7,7 +7,7 @@ Not a test. Creates a model-like data set (a few multi-GiB shards plus small tok
 config files, >= 4 GiB by default) under --dir, then in one run, on the same files, and
 with the page cache of those files dropped before every measurement, times:
 
-  page_cache  plugins/module_utils/page_cache.py loaded directly: collect, plan (mincore),
+  page_cache  plugins/module_utils/storage/page_cache.py loaded directly: collect, plan (mincore),
               memory guard, threaded chunked warm, re-measure -- the module's whole path
   vmtouch     vmtouch -t <dir>
   fio         fio --rw=read --bs=1M --iodepth=32 --direct=1 --ioengine=libaio over the same
@@ -46,17 +46,18 @@ import types
 from collections import deque
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'page_cache.py')
+UTILS = os.path.join(ROOT, 'plugins', 'module_utils')
 MIB = 1024 ** 2
 GIB = 1024 ** 3
 
 
 def load_utils():
-    """page_cache.py and the module_utils it imports (sysfs) as one package, without Ansible."""
+    """storage/page_cache.py and the module_utils it imports (common/sysfs, common/status_file) as one package,
+    without Ansible."""
     package = types.ModuleType('inferops_module_utils')
-    package.__path__ = [os.path.dirname(UTILS)]
+    package.__path__ = [UTILS]
     sys.modules['inferops_module_utils'] = package
-    return importlib.import_module('inferops_module_utils.page_cache')
+    return importlib.import_module('inferops_module_utils.storage.page_cache')
 
 
 pc = load_utils()

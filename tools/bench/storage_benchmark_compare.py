@@ -4,7 +4,7 @@
 """Two storage_benchmark run records side by side, as a Markdown table (or JSON with --json).
 
 A record is what the storage_benchmark role keeps on a host (/var/lib/inferops/benchmarks/<ts>.json,
-latest.json). The comparison is side_by_side() of plugins/module_utils/storage_benchmark.py. Given a results
+latest.json). The comparison is side_by_side() of plugins/module_utils/storage/storage_benchmark.py. Given a results
 directory instead, it compares the runs the node audit compares (read_records, compared_pair): the latest and
 the newest earlier run with another label.
 Usage: tools/bench/storage_benchmark_compare.py before.json after.json [--json]
@@ -20,7 +20,7 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'storage_benchmark.py')
+UTILS = os.path.join(ROOT, 'plugins', 'module_utils', 'storage', 'storage_benchmark.py')
 
 
 def load_utils():

@@ -23,7 +23,7 @@ so that the irq_pin module's check mode knows the managed IRQs of this boot with
 writing. An IRQ whose effective_affinity_list is still outside its new affinity is
 reported as pending (the kernel moves it at its next interrupt).
 
-The pinning itself is the collection's plugins/module_utils/irq.py - the code of the
+The pinning itself is the collection's plugins/module_utils/interrupts/irq.py - the code of the
 inferops.node.irq_pin module - installed with its siblings (irq_devices.py, sysfs.py,
 cpulist.py, ...) as the package inferops in the same zip application
 (inferops.node.boot_package).
@@ -34,9 +34,9 @@ import sys
 
 # The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import irq
+    from inferops.interrupts import irq
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import irq
+    from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq
 
 RULES = '/etc/inferops/irq-affinity.json'
 

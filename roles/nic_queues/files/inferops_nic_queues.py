@@ -9,7 +9,7 @@ Installed as the __main__.py of /usr/local/lib/inferops-nic-queues.pyz and run t
                                        {"interfaces": [...], "cpu_groups": [...], "irqbalance_ban": bool}
 
 The interfaces are found again by their selector (MAC, PCI address or name), so renamed interfaces
-and renumbered IRQs do not matter. The code is the collection's plugins/module_utils/nic_queues.py -
+and renumbered IRQs do not matter. The code is the collection's plugins/module_utils/interrupts/nic_queues.py -
 the code of the inferops.node.nic_queues module - installed with its siblings as the package
 inferops in the same zip application (inferops.node.boot_package).
 """
@@ -18,9 +18,9 @@ import sys
 
 # The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import irq, nic_queues
+    from inferops.interrupts import irq, nic_queues
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import irq, nic_queues
+    from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq, nic_queues
 
 CONFIG = '/etc/inferops/nic-queues.json'
 

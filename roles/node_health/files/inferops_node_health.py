@@ -16,7 +16,7 @@ The config file (JSON, written by the role): ``expected`` (audit_host's ``expect
 ``textfile`` (the file to write), ``repository`` (the model repository whose page-cache residency is published,
 or null), ``labels`` (the Kubernetes label gate: ``file``, ``label``, ``held``; or null), ``warmup_status`` (the
 warmup role's traffic status file, whose last ``done`` is published; or null). The role renders it
-with module_utils/node_health.py's config().
+with module_utils/health/node_health.py's config().
 
 Writes the textfile atomically at the end of every completed run, whatever the checks found (exit 0); a run
 that cannot complete exits 1 and leaves the previous file, which then ages (InferopsHealthCheckStale). With the
@@ -33,8 +33,11 @@ import time
 
 from ansible.module_utils import basic
 
-from ansible_collections.inferops.node.plugins.module_utils import (
-    audit, audit_catalogue, audit_outputs, node_health, node_labels, page_cache, textfile)
+from ansible_collections.inferops.node.plugins.module_utils.audit import check as audit, catalogue as audit_catalogue, outputs as audit_outputs
+from ansible_collections.inferops.node.plugins.module_utils.common import textfile
+from ansible_collections.inferops.node.plugins.module_utils.health import node_health
+from ansible_collections.inferops.node.plugins.module_utils.serving import node_labels
+from ansible_collections.inferops.node.plugins.module_utils.storage import page_cache
 
 CONFIG = '/etc/inferops/node-health.json'
 MODULES = 'ansible_collections.inferops.node.plugins.modules.'

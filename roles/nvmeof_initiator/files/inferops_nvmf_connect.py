@@ -15,7 +15,7 @@ incomplete, 2 without a NAME - so systemd reports each connection's failure on i
 
 Whether the kernel has the controller is the nvme_connect module's own rule:
 ``nvme_fabrics.controllers()`` read from sysfs and ``nvme_fabrics.matches()`` against the
-connection. That code is the collection's plugins/module_utils/nvme_fabrics.py, installed with
+connection. That code is the collection's plugins/module_utils/fabric/nvme_fabrics.py, installed with
 its siblings (sysfs.py, nvme_common.py, mount_options.py, command.py) as the package inferops
 inside /usr/local/lib/inferops-nvmf-connect.pyz, whose __main__.py this script is
 (inferops.node.boot_package), and run through the wrapper
@@ -31,9 +31,11 @@ import time
 
 # The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import command, nvme_fabrics
+    from inferops.common import command
+    from inferops.fabric import nvme_fabrics
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import command, nvme_fabrics
+    from ansible_collections.inferops.node.plugins.module_utils.common import command
+    from ansible_collections.inferops.node.plugins.module_utils.fabric import nvme_fabrics
 
 CONF_DIR = '/etc/nvme/inferops'
 KEYS = ('NVMF_TRANSPORT', 'NVMF_TRADDR', 'NVMF_TRSVCID', 'NVMF_SUBNQN', 'NVMF_HOSTNQN', 'NVMF_HOST_IFACE',

@@ -12,7 +12,7 @@ Namespaces whose backing device has not appeared yet and ports that cannot liste
 yet (address not configured, RDMA device not created) are retried every second
 until --timeout; whatever still fails is printed and the exit status is 1.
 
-The configfs changes are the collection's plugins/module_utils/nvmet.py - the code of
+The configfs changes are the collection's plugins/module_utils/fabric/nvmet.py - the code of
 the inferops.node.nvmet_subsystem module: its namespace and port writes (write_namespace,
 write_port, without unlinking) and its Configfs - installed with its siblings as the package
 inferops inside /usr/local/lib/inferops-nvmet-restore.pyz, whose __main__.py this script
@@ -31,9 +31,11 @@ import time
 
 # The package inferops is in the same zip application as this script (inferops.node.boot_package).
 try:
-    from inferops import command, nvmet, sysfs
+    from inferops.common import command, sysfs
+    from inferops.fabric import nvmet
 except ImportError:  # unit tests: the collection itself
-    from ansible_collections.inferops.node.plugins.module_utils import command, nvmet, sysfs
+    from ansible_collections.inferops.node.plugins.module_utils.common import command, sysfs
+    from ansible_collections.inferops.node.plugins.module_utils.fabric import nvmet
 
 DEFAULT_FILE = '/etc/nvmet/inferops-nvmet.json'
 TRANSPORT_MODULES = {'tcp': 'nvmet-tcp', 'rdma': 'nvmet-rdma', 'fc': 'nvmet-fc', 'loop': 'nvme-loop'}

@@ -27,7 +27,7 @@ import tempfile
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc
+from ansible_collections.inferops.node.plugins.module_utils.storage import page_cache as pc
 from ansible_collections.inferops.node.tests.unit import before_fork
 
 PROBE_SIZE = 1024 * 1024

@@ -20,8 +20,9 @@ import yaml
 
 from ansible_collections.inferops.node.plugins.filter.nvme_fabrics import nvme_fabrics_errors
 from ansible_collections.inferops.node.plugins.filter.nvmet import nvmet_target_errors
-from ansible_collections.inferops.node.plugins.module_utils import (
-    docker_engine, md_raid_plan, node_health, node_labels, nvme_queue, triton_compose, warmup_input)
+from ansible_collections.inferops.node.plugins.module_utils.health import node_health
+from ansible_collections.inferops.node.plugins.module_utils.serving import docker_engine, node_labels, triton_compose, warmup_input
+from ansible_collections.inferops.node.plugins.module_utils.storage import md_raid_plan, nvme_queue
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..')
 POOL = 'nqn.2026-09.internal.ai:lab-pool'
@@ -45,7 +46,7 @@ RULES = {
     'warmup': lambda p: warmup_input.errors(dict((k, v) for k, v in p.items() if k.startswith('warmup_'))),
 }
 JINJA_OR_MODULE = {
-    'kernel_tuning': 'kernel_tuning_nr_hugepages is a sysctl value, written as given (module_utils/sysctl.py)',
+    'kernel_tuning': 'kernel_tuning_nr_hugepages is a sysctl value, written as given (module_utils/kernel/sysctl.py)',
     'model_sync': "model_sync_connections: tasks/validate.yml, `| string is match('^[0-9]+$')`, and model_sync's int option",
     'storage_benchmark': "tasks/validate.yml `| string is match(...)` then `| float`; storage_benchmark's int options",
 }

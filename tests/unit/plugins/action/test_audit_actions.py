@@ -24,13 +24,14 @@ except ImportError:  # ansible-core < 2.19: every string in the variables is a t
     def trust_as_template(value):
         return value
 from ansible_collections.inferops.node.plugins.action import audit_host, audit_report
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, triton_compose
+from ansible_collections.inferops.node.plugins.module_utils.audit import catalogue as audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils.serving import triton_compose
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
-from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import LAB, reads
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.audit.test_catalogue import LAB, reads
 # The recorded reads, a module-scoped pytest fixture, used here by name.
-from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit import recorded  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_fabric import SUB
-from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_audit_fabric import fabric_reads  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.audit.test_catalogue import recorded  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.audit.test_fabric import SUB
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.audit.test_fabric import fabric_reads  # noqa: F401 pylint: disable=unused-import
 
 
 def action(module, name, args, check_mode=False):

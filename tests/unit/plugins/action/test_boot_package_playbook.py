@@ -19,7 +19,7 @@ import zipfile
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import boot_package
+from ansible_collections.inferops.node.plugins.module_utils.common import boot_package
 from ansible_collections.inferops.node.tests.unit.host_package import (
     COLLECTION, MODULE_UTILS, OLDER_LINE, older_package, role_script)
 
@@ -94,23 +94,25 @@ def listing(dest, data):
 
 
 def upgrade_diff(dest, old, data):
-    """What --diff prints of the older package replaced: the listing, then configfs.py (removed), nvmet.py
-    (one line less) and sysfs.py (added), with the callback's three lines of context."""
-    with open(os.path.join(MODULE_UTILS, 'nvmet.py')) as handle:
+    """What --diff prints of the older package replaced: the listing, then common/sysfs.py (added), configfs.py
+    (removed) and fabric/nvmet.py (one line less), with the callback's three lines of context."""
+    with open(os.path.join(MODULE_UTILS, 'fabric', 'nvmet.py')) as handle:
         nvmet = handle.read().splitlines()
-    with open(os.path.join(MODULE_UTILS, 'sysfs.py')) as handle:
+    with open(os.path.join(MODULE_UTILS, 'common', 'sysfs.py')) as handle:
         sysfs = handle.read().splitlines()
     before, after = listing(dest, old), listing(dest, data)
+    # The listings, sorted by name: configfs.py (before) stands where common/sysfs.py (after) does.
     return [
-        '--- before: ' + dest, '+++ after: ' + dest, '@@ -1,7 +1,7 @@',
-        '-' + before[0], '+' + after[0], ' ' + before[1], ' ' + before[2], ' ' + before[3], '-' + before[4],
-        ' ' + before[5], '-' + before[6], '+' + after[5], '+' + after[6],
+        '--- before: ' + dest, '+++ after: ' + dest, '@@ -1,10 +1,10 @@',
+        '-' + before[0], '+' + after[0]] + [' ' + line for line in before[1:5]] + [
+        '-' + before[5], '+' + after[5], ' ' + before[6], '-' + before[7], '+' + after[7], ' ' + before[8],
+        ' ' + before[9],
+        '--- before: %s/inferops/common/sysfs.py (absent)' % dest, '+++ after: %s/inferops/common/sysfs.py' % dest,
+        '@@ -0,0 +1,%d @@' % len(sysfs)] + ['+' + line for line in sysfs] + [
         '--- before: %s/inferops/configfs.py' % dest, '+++ after: %s/inferops/configfs.py (removed)' % dest,
         '@@ -1 +0,0 @@', '-CONFIGFS = "/sys/kernel/config"',
-        '--- before: %s/inferops/nvmet.py' % dest, '+++ after: %s/inferops/nvmet.py' % dest,
-        '@@ -1,5 +1,4 @@', ' ' + nvmet[0], '-' + OLDER_LINE.rstrip('\n')] + [' ' + line for line in nvmet[1:4]] + [
-        '--- before: %s/inferops/sysfs.py (absent)' % dest, '+++ after: %s/inferops/sysfs.py' % dest,
-        '@@ -0,0 +1,%d @@' % len(sysfs)] + ['+' + line for line in sysfs]
+        '--- before: %s/inferops/fabric/nvmet.py' % dest, '+++ after: %s/inferops/fabric/nvmet.py' % dest,
+        '@@ -1,5 +1,4 @@', ' ' + nvmet[0], '-' + OLDER_LINE.rstrip('\n')] + [' ' + line for line in nvmet[1:4]]
 
 
 def test_check_mode_first_install_lists_the_files(run):
@@ -119,7 +121,7 @@ def test_check_mode_first_install_lists_the_files(run):
     lines = tasks['first install']
     # The header says why nothing was read: slurp's own message, "file not found" here.
     assert lines[0].startswith('--- before: %s (' % dest) and 'not found' in lines[0].lower()
-    assert lines[1:] == ['+++ after: ' + dest, '@@ -0,0 +1,7 @@'] + [
+    assert lines[1:] == ['+++ after: ' + dest, '@@ -0,0 +1,10 @@'] + [
         '+' + line for line in listing(dest, data)] + ['changed: [localhost]']
     assert not os.path.exists(dest)
 

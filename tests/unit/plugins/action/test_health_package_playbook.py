@@ -2,7 +2,7 @@
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """inferops.node.health_package run by ansible-playbook on localhost, into a temporary directory: check mode
-installs nothing, a real run installs the package module_utils/health_package.py builds (the node_health role's
+installs nothing, a real run installs the package module_utils/health/health_package.py builds (the node_health role's
 checker with the info modules named), a second run is changed=0, and the installed file runs with
 ``python3 -ES``. The managed node is this machine, so nothing here is recorded or replaced.
 """
@@ -15,7 +15,7 @@ import sys
 
 import ansible.module_utils
 
-from ansible_collections.inferops.node.plugins.module_utils import health_package
+from ansible_collections.inferops.node.plugins.module_utils.health import health_package
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 COLLECTIONS = os.path.dirname(os.path.dirname(os.path.dirname(COLLECTION)))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filters docker_engine_* and module_utils/docker_engine.py (the docker_engine role's rules)."""
+"""Filters docker_engine_* and module_utils/serving/docker_engine.py (the docker_engine role's rules)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.docker_engine import FilterModule
-from ansible_collections.inferops.node.plugins.module_utils import apt_policy, docker_engine
+from ansible_collections.inferops.node.plugins.module_utils.common import apt_policy
+from ansible_collections.inferops.node.plugins.module_utils.serving import docker_engine
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture
 
 PACKAGES = ['docker.io', 'docker-cli', 'docker-compose']

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The md_raid filters call the rules of module_utils/md_raid_plan.py (tested in
-tests/unit/plugins/module_utils/test_md_raid_plan.py) and refuse what is not their input."""
+"""The md_raid filters call the rules of module_utils/storage/md_raid_plan.py (tested in
+tests/unit/plugins/module_utils/storage/test_md_raid_plan.py) and refuse what is not their input."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter import md_raid as md_raid_filter
-from ansible_collections.inferops.node.tests.unit.plugins.module_utils.test_md_raid_plan import settings
+from ansible_collections.inferops.node.tests.unit.plugins.module_utils.storage.test_md_raid_plan import settings
 
 FILTERS = md_raid_filter.FilterModule().filters()
 

@@ -13,7 +13,8 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.nic_queues import nic_queues_errors
-from ansible_collections.inferops.node.plugins.module_utils import nic_queues, sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import nic_queues
 from ansible_collections.inferops.node.tests.unit.module_harness import build_tree, fixture
 
 

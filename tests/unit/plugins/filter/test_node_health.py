@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The node health check's plan (module_utils/node_health.py): the role's variables, and the configuration its
+"""The node health check's plan (module_utils/health/node_health.py): the role's variables, and the configuration its
 checker reads - from what audit_host really resolves for the lab inventory's hosts (the action plugin over the
 roles' defaults and vars, as in test_audit_actions), not from hand-written values.
 
@@ -20,9 +20,13 @@ import pytest
 import yaml
 
 from ansible_collections.inferops.node.plugins.action import audit_host
-from ansible_collections.inferops.node.plugins.module_utils import audit_catalogue, irq, md_raid_plan, node_health, triton_compose
-from ansible_collections.inferops.node.plugins.module_utils.status_file import StatusWriter
-from ansible_collections.inferops.node.plugins.module_utils.triton_v2 import WarmupProgress
+from ansible_collections.inferops.node.plugins.module_utils.audit import catalogue as audit_catalogue
+from ansible_collections.inferops.node.plugins.module_utils.health import node_health
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq
+from ansible_collections.inferops.node.plugins.module_utils.serving import triton_compose
+from ansible_collections.inferops.node.plugins.module_utils.storage import md_raid_plan
+from ansible_collections.inferops.node.plugins.module_utils.common.status_file import StatusWriter
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_v2 import WarmupProgress
 from ansible_collections.inferops.node.tests.unit.plugins.action.test_audit_actions import action, lab_vars
 
 ROOT = os.path.join(os.path.dirname(__file__), '..', '..', '..', '..')

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """service_info on what apt and systemd printed (fixtures/service_info, README there): the node_health role's
 packages and units on a Debian 12 lab guest after the role converged, and apt on a Debian 12 host that has neither
-package; then what the role plans from those readings (module_utils/node_health_services.py)."""
+package; then what the role plans from those readings (module_utils/health/node_health_services.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""k8s_node_labels_errors / k8s_node_labels_plan: the controller's way in to module_utils/node_labels.py
-(the checks themselves are tested on recorded info results in module_utils/test_node_labels.py)."""
+"""k8s_node_labels_errors / k8s_node_labels_plan: the controller's way in to module_utils/serving/node_labels.py
+(the checks themselves are tested on recorded info results in module_utils/serving/test_node_labels.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nvme_fabrics filters: module_utils/nvme_fabrics.py's rules as the nvmeof_initiator role calls them."""
+"""The nvme_fabrics filters: module_utils/fabric/nvme_fabrics.py's rules as the nvmeof_initiator role calls them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nvmet filter: the allowed-hosts rule of module_utils/nvmet.py as the nvmeof_target role applies it."""
+"""The nvmet filter: the allowed-hosts rule of module_utils/fabric/nvmet.py as the nvmeof_target role applies it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter import nvmet as flt
-from ansible_collections.inferops.node.plugins.module_utils import nvmet
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvmet
 
 FILTERS = flt.FilterModule().filters()
 check = FILTERS['nvmet_allowed_hosts_errors']

@@ -12,7 +12,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.inferops.node.plugins.filter.rollout import FilterModule
-from ansible_collections.inferops.node.plugins.module_utils.rollout import LABELS_GROUP
+from ansible_collections.inferops.node.plugins.module_utils.fleet.rollout import LABELS_GROUP
 
 VALUES = {'inferops_rollout_group': 'lab', 'inferops_rollout_state_file': '/tmp/s.json',
           'inferops_rollout_waves': [1, '100%'], 'inferops_rollout_max_wave': 1,

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Prometheus's scrape configuration from the inventory (module_utils/scrape_config.py, playbooks/scrape_config.yml).
+"""Prometheus's scrape configuration from the inventory (module_utils/health/scrape_config.py, playbooks/scrape_config.yml).
 
 playbooks/scrape_config.yml runs with ansible-playbook on an inventory of a storage node, a serving node with two
 Triton instances on every address and one bound to loopback; what it writes is loaded by the real
@@ -18,7 +18,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import scrape_config
+from ansible_collections.inferops.node.plugins.module_utils.health import scrape_config
 
 COLLECTION = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..', '..'))
 COLLECTIONS = os.path.dirname(os.path.dirname(os.path.dirname(COLLECTION)))

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: inferops.node contributors
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Filter warmup_errors and module_utils/warmup_input.py (the warmup role's rules)."""
+"""Filter warmup_errors and module_utils/serving/warmup_input.py (the warmup role's rules)."""
 
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ def test_write_error_is_reported(raid):
 
 
 def test_readback_mismatch_fails(raid, monkeypatch):
-    from ansible_collections.inferops.node.plugins.module_utils import sysfs
+    from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
     monkeypatch.setattr(sysfs, 'write_attr', lambda path, value: None)
     failed, result = run_module(blockdev_readahead.main, {'devices': [{'device': INDEX[0], 'read_ahead_kb': 256}]})
     assert failed and 'wrote read_ahead_kb=256 but the kernel reports 128' in result['msg']

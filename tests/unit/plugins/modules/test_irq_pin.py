@@ -18,7 +18,7 @@ import shutil
 import pytest
 from ansible.module_utils import basic
 
-from ansible_collections.inferops.node.plugins.module_utils import irq as irq_utils
+from ansible_collections.inferops.node.plugins.module_utils.interrupts import irq as irq_utils
 from ansible_collections.inferops.node.plugins.modules import irq_pin
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import FakeSystem, fixture, run_module
 

@@ -12,8 +12,8 @@ from ansible.module_utils import basic
 
 import os
 
-from ansible_collections.inferops.node.plugins.module_utils import findmnt
-from ansible_collections.inferops.node.plugins.module_utils import xfs
+from ansible_collections.inferops.node.plugins.module_utils.storage import findmnt
+from ansible_collections.inferops.node.plugins.module_utils.storage import xfs
 from ansible_collections.inferops.node.plugins.modules import md_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture_path, run_module
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import md
+from ansible_collections.inferops.node.plugins.module_utils.storage import md
 from ansible_collections.inferops.node.plugins.modules import mdadm_array
 from ansible_collections.inferops.node.tests.unit.local_nvme_fixtures import (
     BY_ID, FakeSystem, INDEX, MODEL, fixture, run_module,

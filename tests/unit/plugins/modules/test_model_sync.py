@@ -20,7 +20,7 @@ from module_harness import run_module  # noqa: E402  pylint: disable=wrong-impor
 from s3_lab import MIB, blob, flip_last_byte, make_manifest, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
 from status_file_reader import read_status_while  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_manifest import MANIFEST_NAME  # noqa: E402
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.manifest import MANIFEST_NAME  # noqa: E402
 from ansible_collections.inferops.node.plugins.modules import model_sync  # noqa: E402
 
 

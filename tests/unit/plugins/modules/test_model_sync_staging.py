@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..'))
 
 from s3_lab import MIB, model_files, tree, upload_model  # noqa: E402  pylint: disable=wrong-import-position
 
-from ansible_collections.inferops.node.plugins.module_utils.model_sync_mount import (  # noqa: E402
+from ansible_collections.inferops.node.plugins.module_utils.model_sync.mount import (  # noqa: E402
     parse_mountinfo,
     staging_problem,
 )

@@ -25,8 +25,8 @@ import pytest
 
 from ansible.module_utils.common.warnings import get_warning_messages
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_common
-from ansible_collections.inferops.node.plugins.module_utils import nvme_fabrics
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_common
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvme_fabrics
 from ansible_collections.inferops.node.plugins.modules import nvme_connect
 from ansible_collections.inferops.node.tests.unit import host_package, module_harness
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import nvme_health
+from ansible_collections.inferops.node.plugins.module_utils.storage import nvme_health
 from ansible_collections.inferops.node.plugins.modules import nvme_health_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture, run_module
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 from ansible_collections.inferops.node.plugins.modules import nvme_host_info
 from ansible_collections.inferops.node.tests.unit.module_harness import Replay, fixture, run_module
 

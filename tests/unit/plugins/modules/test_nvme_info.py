@@ -12,7 +12,7 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.inferops.node.plugins.module_utils import pci, sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import pci, sysfs
 from ansible_collections.inferops.node.plugins.modules import nvme_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, fixture, run_module
 from ansible_collections.inferops.node.tests.unit.plugins.modules.test_nvme_connect import Host

@@ -28,8 +28,8 @@ import uuid
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import nvmet
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.fabric import nvmet
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 from ansible_collections.inferops.node.plugins.modules import nvmet_subsystem
 from ansible_collections.inferops.node.tests.unit import host_package, module_harness
 
@@ -384,7 +384,7 @@ def test_allowed_hosts_list_is_complete(tmp_path, monkeypatch):
 
 
 def empty_hosts_message(index, removed=None):
-    """The refusal of an empty allowed-hosts list (module_utils/nvmet.py), as the module words it."""
+    """The refusal of an empty allowed-hosts list (module_utils/fabric/nvmet.py), as the module words it."""
     what = 'allowed_hosts is empty'
     if removed:
         what += ' (it would remove the last allowed host, %s)' % removed
@@ -583,7 +583,7 @@ def test_restore_waits_for_late_devices_and_ports(tmp_path, monkeypatch):
         seen.add(POOL)
         seen.add(SCRATCH)
     done, errors = restore.restore(recorded_state(), timeout=3, sleep=sleep, clock=lambda: clock[0])
-    # the message is module_utils/nvmet.py's (the helper imports it): what failed, and why
+    # the message is module_utils/fabric/nvmet.py's (the helper imports it): what failed, and why
     assert errors == ['port 2 (rdma 10.77.0.10:4420): linking %s/subsystems/%s into %s/ports/2/subsystems/%s: %s' % (
         nvmet.ROOT, SUB, nvmet.ROOT, SUB, os.strerror(errno.EADDRNOTAVAIL))]
     assert clock[0] == 3

@@ -26,7 +26,7 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.inferops.node.plugins.module_utils import page_cache as pc_utils
+from ansible_collections.inferops.node.plugins.module_utils.storage import page_cache as pc_utils
 from ansible_collections.inferops.node.plugins.modules import page_cache
 from module_harness import patch_module_args  # tests/unit, on sys.path by conftest.py
 

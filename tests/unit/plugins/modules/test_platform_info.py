@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import host_platform
+from ansible_collections.inferops.node.plugins.module_utils.common import host_platform
 from ansible_collections.inferops.node.plugins.modules import platform_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, run_module
 

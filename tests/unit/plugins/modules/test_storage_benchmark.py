@@ -18,8 +18,8 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.inferops.node.plugins.module_utils import storage_benchmark as sb
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.storage import storage_benchmark as sb
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 from ansible_collections.inferops.node.plugins.modules import storage_benchmark
 from ansible_collections.inferops.node.tests.unit.module_harness import check_command, run_module
 

@@ -13,7 +13,7 @@ import shutil
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import storage_benchmark as sb
+from ansible_collections.inferops.node.plugins.module_utils.storage import storage_benchmark as sb
 from ansible_collections.inferops.node.plugins.modules import storage_benchmark_info
 from ansible_collections.inferops.node.tests.unit.module_harness import fixture, fixture_path, run_module
 

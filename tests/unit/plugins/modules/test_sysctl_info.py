@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import sysctl
+from ansible_collections.inferops.node.plugins.module_utils.kernel import sysctl
 from ansible_collections.inferops.node.plugins.modules import sysctl_info
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, run_module
 

@@ -10,7 +10,7 @@ import errno
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 from ansible_collections.inferops.node.plugins.modules import sysctl_runtime
 from ansible_collections.inferops.node.tests.unit.module_harness import FakeHost, run_module
 

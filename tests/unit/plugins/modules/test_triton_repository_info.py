@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.inferops.node.plugins.module_utils.triton_repository import (
+from ansible_collections.inferops.node.plugins.module_utils.serving.triton_repository import (
     onnx_runtime, thread_parameters_outside_blocks)
 from ansible_collections.inferops.node.plugins.modules import triton_repository_info
 from ansible_collections.inferops.node.tests.unit.module_harness import run_module

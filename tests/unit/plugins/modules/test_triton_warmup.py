@@ -22,7 +22,7 @@ import pytest
 from ansible.module_utils import basic
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.inferops.node.plugins.module_utils import triton_v2
+from ansible_collections.inferops.node.plugins.module_utils.serving import triton_v2
 from ansible_collections.inferops.node.plugins.modules import triton_warmup
 from ansible_collections.inferops.node.tests.unit.status_file_reader import read_status_while
 from ansible_collections.inferops.node.tests.unit.triton_replay import RecordedTriton, closed_port, serve, stop

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from ansible_collections.inferops.node.plugins.module_utils import sysfs
+from ansible_collections.inferops.node.plugins.module_utils.common import sysfs
 from ansible_collections.inferops.node.plugins.modules import xfs_mount
 from ansible_collections.inferops.node.tests.unit.module_harness import C_LOCALE, command_environ, fixture, patch_commands, run_module
 
