@@ -461,14 +461,15 @@ def probe(params, project):
 
 
 # docker.service's drop-in (templates/docker-model-repository.conf.j2): the engine waits for the repository's mount.
-ENGINE_DROPIN = 'docker.service.d/inferops-model-repository.conf'
+ENGINE_DROPIN_DIR = 'docker.service.d'
+ENGINE_DROPIN = 'inferops-model-repository.conf'
 
 
 def engine_files(params):
     """The managed_files entries of the engine's drop-in (and its directory) under triton_compose_systemd_dir."""
-    base = params.get('triton_compose_systemd_dir')
-    return [{'dest': os.path.join(base, os.path.dirname(ENGINE_DROPIN)), 'state': 'directory', 'mode': '0755'},
-            {'dest': os.path.join(base, ENGINE_DROPIN), 'template': 'docker-model-repository.conf.j2', 'mode': '0644'}]
+    directory = os.path.join(params.get('triton_compose_systemd_dir'), ENGINE_DROPIN_DIR)
+    return [{'dest': directory, 'state': 'directory', 'mode': '0755'},
+            {'dest': os.path.join(directory, ENGINE_DROPIN), 'template': 'docker-model-repository.conf.j2', 'mode': '0644'}]
 
 
 def slice_files(params, insts):
